@@ -1,0 +1,5 @@
+import sys
+
+from bigmind.cli import main
+
+sys.exit(main())

@@ -1,0 +1,35 @@
+"""Build the FastMCP server: instructions (layer 1), the init prompt (layer 2), the tools."""
+
+from __future__ import annotations
+
+from fastmcp import FastMCP
+
+from bigmind import __version__
+from bigmind.config import Settings
+from bigmind.context import build_context
+from bigmind.instructions import SERVER_INSTRUCTIONS
+from bigmind.runtime import Runtime
+from bigmind.tools import register_all
+
+
+def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
+    rt = runtime or Runtime(settings)
+    mcp = FastMCP(
+        "BigMind Memory",
+        instructions=SERVER_INSTRUCTIONS,
+        version=__version__,
+        mask_error_details=True,  # unexpected errors reach the agent as a generic message
+    )
+
+    @mcp.prompt()
+    def bigmind_init() -> str:
+        """Bootstrap BigMind memory for this conversation (the live context packet)."""
+        packet = build_context(rt.store, budget=settings.context_budget)
+        return (
+            "You have a persistent memory, BigMind. Call memory_start_session() now to open a "
+            "session and announce its id; this is your current context:\n\n"
+            f"{packet.text}\nAlways call memory_end_session() before this conversation ends."
+        )
+
+    register_all(mcp, rt)
+    return mcp

@@ -1,0 +1,116 @@
+"""The ``bigmind`` command line. Errors are one clear line and a non-zero exit code."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from bigmind import __version__
+from bigmind.errors import BigMindError
+
+if TYPE_CHECKING:
+    from bigmind.config import Settings
+
+
+def _settings() -> Settings:
+    from pydantic import ValidationError
+
+    from bigmind.config import Settings
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "BIGMIND_" + str(first["loc"][0]).upper() if first["loc"] else "BIGMIND_*"
+        raise BigMindError(f"Invalid setting {name}: {first['msg']}") from exc
+
+
+def _logging(level: str) -> None:
+    # stdout is the JSON-RPC channel in stdio mode: every log line goes to stderr.
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level.upper(), logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Start the MCP server on stdio."""
+    from bigmind.app import build_server
+
+    settings = _settings()
+    _logging(settings.log_level)
+    build_server(settings).run(transport="stdio", show_banner=False)
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    """Print the bootstrap context packet (no session is opened)."""
+    from bigmind.context import build_context
+    from bigmind.runtime import Runtime
+
+    settings = _settings()
+    _logging(settings.log_level)
+    rt = Runtime(settings)
+    try:
+        print(build_context(rt.store, budget=settings.context_budget).text, end="")
+    finally:
+        rt.close()
+    return 0
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    """Print the version."""
+    print(f"bigmind {__version__}")
+    return 0
+
+
+COMMANDS = {
+    "serve": (cmd_serve, "Start the MCP server on stdio.", "bigmind serve"),
+    "context": (
+        cmd_context,
+        "Print the bootstrap context packet for the configured user.",
+        "BIGMIND_USER=alice bigmind context",
+    ),
+    "version": (cmd_version, "Print the installed version.", "bigmind version"),
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="bigmind",
+        description="BigMind: persistent memory for AI coding agents (an MCP server).",
+        epilog="Settings come from BIGMIND_* environment variables; see the README.",
+    )
+    p.add_argument("--version", action="version", version=f"bigmind {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (fn, help_text, example) in COMMANDS.items():
+        sp = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=f"example: {example}",
+        )
+        sp.set_defaults(func=fn)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not getattr(args, "func", None):
+        parser().print_help()
+        return 0
+    try:
+        return int(args.func(args))
+    except BigMindError as exc:
+        print(f"bigmind: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""Value types shared by the store, the context builder and the tools."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+TS_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+ROLES = ("member", "curator", "admin")
+CHUNK_ROLES = ("user", "assistant", "system")
+AUTO_CLOSE_HOURS = 24
+AUTO_CLOSED_ONE_LINER = "[auto-closed — session exceeded 24h]"
+
+
+def now_ts() -> str:
+    """The current UTC time in the stored text form (sorts lexicographically)."""
+    return datetime.now(UTC).strftime(TS_FORMAT)
+
+
+def ts_ago(**delta: float) -> str:
+    """The stored form of now minus ``delta`` (timedelta keywords)."""
+    return (datetime.now(UTC) - timedelta(**delta)).strftime(TS_FORMAT)
+
+
+def day_of(ts: str | None) -> str:
+    """YYYY-MM-DD of a stored timestamp ('' when unknown)."""
+    return (ts or "")[:10]
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def normalise_text(text: str) -> str:
+    """Case-, whitespace- and trailing-punctuation-insensitive form used to spot duplicates."""
+    return re.sub(r"\s+", " ", text).strip().rstrip(".!;,").casefold()
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha1(normalise_text(text).encode("utf-8")).hexdigest()
+
+
+class Record:
+    """Mixin: plain-dict view for structured tool output and export."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload, no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class User(Record):
+    id: str
+    username: str
+    display_name: str | None
+    role: str
+    created_at: str | None
+    last_seen: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Session(Record):
+    id: str
+    user_id: str
+    started_at: str
+    ended_at: str | None
+    one_liner: str
+    topics: str | None
+    outcome: str | None
+    importance: int
+    has_tier2: int
+    ide_hint: str | None
+    last_activity_at: str | None
+    auto_closed: int
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended_at is None
+
+
+SESSION_COLUMNS = ", ".join(Session.__dataclass_fields__)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact(Record):
+    id: int
+    category: str
+    fact: str
+    confidence: float
+    importance: int
+    source_session: str | None
+    deprecated: int
+    deprecation_reason: str | None
+    created_at: str | None
+    updated_at: str | None
+    access_count: int
+
+
+FACT_COLUMNS = ", ".join(f"f.{c}" for c in Fact.__dataclass_fields__)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk(Record):
+    id: int
+    session_id: str
+    role: str
+    content: str
+    flag_reason: str | None
+    seq: int
+    created_at: str | None
+
+
+CHUNK_COLUMNS = ", ".join(f"c.{c}" for c in Chunk.__dataclass_fields__)
+
+
+@dataclass(frozen=True, slots=True)
+class Profile(Record):
+    role: str | None
+    preferences: str | None
+    pinned_facts: str | None
+    updated_at: str | None
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.role or self.preferences or self.pinned_facts)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary(Record):
+    summary: str
+    key_facts: str | None
+    code_refs: str | None
+    created_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit(Record):
+    """One search result: what it is, where it came from, and why it ranked."""
+
+    kind: str  # "fact" | "chunk"
+    id: int
+    date: str
+    text: str
+    score: float
+    why: str
+    session_id: str | None = None
+    category: str | None = None
+    confidence: float | None = None
+    deprecated: bool = False

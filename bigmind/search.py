@@ -1,0 +1,71 @@
+"""Turn what an agent types into a full-text query that never errors and rarely returns nothing.
+
+FTS5's own syntax AND-matches every bare token and treats ``"``, ``*``, ``-``,
+``:``, ``NEAR``, ``AND``/``OR``/``NOT`` as operators, so a pasted question
+either raises a syntax error or matches nothing. Here every meaningful term is
+quoted (so it can only be a term or a phrase) and the terms are OR-ed; BM25
+then ranks rows that match more, and rarer, terms first. Stop words are dropped
+(unless nothing else is left) and stemming comes from the porter tokenizer.
+A trailing ``*`` on a word keeps its meaning: a prefix search.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_TERMS = 32
+
+# Words that carry no topic. FTS operator words are here too, so "A AND B" means A, B.
+STOP_WORDS = frozenset(
+    """
+a about above after again against all also am an and any are aren't as at be because been
+before being below between both but by can can't cannot could couldn't did didn't do does
+doesn't doing don't down during each either else ever few for from further get got had hadn't
+has hasn't have haven't having he her here hers herself him himself his how i if in into is
+isn't it it's its itself just let's like me might more most much must mustn't my myself near
+need no nor not now of off on once one only or other ought our ours ourselves out over own
+please same shall shan't she should shouldn't so some such tell than that that's the their
+theirs them themselves then there there's these they this those through to too under until up
+upon us use used using very via want was wasn't we were weren't what what's when where which
+while who whom why will with won't would wouldn't yes yet you your yours yourself yourselves
+remember recall know knew find show say said think thing things anything something ever again
+last time
+""".split()  # noqa: SIM905 - a word list reads better as text
+)
+
+# A term: letters/digits glued by in-word punctuation (pre-commit, config.py, snake_case, v1.2).
+_TERM = re.compile(r"[^\W_]+(?:[._/'\-][^\W_]+)*\*?|[^\W_]+(?:_[^\W_]+)+\*?", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class FtsQuery:
+    """A safe FTS5 MATCH expression and the terms it was built from."""
+
+    expression: str
+    terms: tuple[str, ...]
+
+
+def terms_of(text: str) -> list[str]:
+    """Meaningful lower-cased terms of ``text``, in order, without duplicates."""
+    raw: list[str] = []
+    for m in _TERM.finditer(text):
+        tok = m.group(0).lower().strip("'")
+        if tok and tok not in raw:
+            raw.append(tok)
+    kept = [t for t in raw if t.rstrip("*") not in STOP_WORDS]
+    return (kept or raw)[:MAX_TERMS]
+
+
+def _quote(term: str) -> str:
+    prefix = term.endswith("*")
+    body = term.rstrip("*").replace('"', '""')
+    return f'"{body}"*' if prefix else f'"{body}"'
+
+
+def build_fts_query(text: str) -> FtsQuery | None:
+    """Build an OR query of quoted terms, or None when the text has no searchable term."""
+    terms = terms_of(text)
+    if not terms:
+        return None
+    return FtsQuery(" OR ".join(_quote(t) for t in terms), tuple(terms))

@@ -1,0 +1,665 @@
+"""The memory store: users, sessions, facts, chunks and the profile, for one configured user.
+
+Every read and write is scoped to that user; an id that belongs to someone else
+is reported exactly like an unknown id, so ids leak nothing. Validation lives
+here, so the MCP tools and the CLI reject the same inputs with the same words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from bigmind.db import Backend, Params, Row, Tx
+from bigmind.errors import Forbidden, InvalidInput, NotFound
+from bigmind.models import (
+    AUTO_CLOSE_HOURS,
+    AUTO_CLOSED_ONE_LINER,
+    CHUNK_COLUMNS,
+    CHUNK_ROLES,
+    FACT_COLUMNS,
+    SESSION_COLUMNS,
+    Chunk,
+    Fact,
+    Hit,
+    Profile,
+    Session,
+    Summary,
+    User,
+    content_hash,
+    day_of,
+    new_id,
+    now_ts,
+    ts_ago,
+)
+from bigmind.search import build_fts_query
+
+# Input limits: generous for real use, small enough that one call cannot flood the packet.
+MAX_FACT = 2_000
+MAX_CHUNK = 100_000
+MAX_SUMMARY = 40_000
+MAX_ONE_LINER = 200
+MAX_SHORT = 500
+MAX_QUERY = 2_000
+MAX_LIMIT = 100
+_CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,39}$")
+
+
+# -- validation helpers ------------------------------------------------------------------------
+def _text(name: str, value: str | None, limit: int, *, required: bool = True) -> str | None:
+    if value is None or not value.strip():
+        if required:
+            raise InvalidInput(f"'{name}' must not be empty.")
+        return None
+    value = value.strip()
+    if len(value) > limit:
+        raise InvalidInput(
+            f"'{name}' is {len(value):,} characters; the limit is {limit:,}. "
+            "Shorten it or split it into several calls."
+        )
+    return value
+
+
+def _required(name: str, value: str | None, limit: int) -> str:
+    out = _text(name, value, limit)
+    assert out is not None
+    return out
+
+
+def _unit(name: str, value: float) -> float:
+    if not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"'{name}' must be between 0.0 and 1.0, got {value}.")
+    return float(value)
+
+
+def _importance(value: int) -> int:
+    if not 1 <= value <= 10:
+        raise InvalidInput(f"'importance' must be an integer from 1 to 10, got {value}.")
+    return int(value)
+
+
+def _limit(value: int) -> int:
+    if not 1 <= value <= MAX_LIMIT:
+        raise InvalidInput(f"'limit' must be between 1 and {MAX_LIMIT}, got {value}.")
+    return int(value)
+
+
+def _category(value: str) -> str:
+    cat = (value or "").strip().lower()
+    if not _CATEGORY.match(cat):
+        raise InvalidInput(
+            f"'category' must be a short lowercase word such as preference, decision, codebase, "
+            f"constraint or bugfix (letters, digits, '-' or '_', at most 40); got {value!r}."
+        )
+    return cat
+
+
+def _tags(value: str | Sequence[str] | None) -> str | None:
+    """Topics as a comma-separated lowercase list, from a list or a comma string."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else list(value)
+    tags: list[str] = []
+    for item in items:
+        tag = str(item).strip().lower()
+        if not tag:
+            continue
+        if len(tag) > 60:
+            raise InvalidInput(f"topic {tag[:30]!r}… is longer than 60 characters.")
+        if tag not in tags:
+            tags.append(tag)
+    if len(tags) > 20:
+        raise InvalidInput("at most 20 topics; keep the most telling ones.")
+    return ",".join(tags) or None
+
+
+def _lines(name: str, value: str | Sequence[str] | None, limit: int) -> str | None:
+    """A bullet list from a list of strings, or the text as given."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else "\n".join(f"- {str(v).strip()}" for v in value)
+    return _text(name, text, limit, required=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStart:
+    session: Session
+    reused: bool
+    auto_closed: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    """The session a write was attached to, and whether it had to be opened for it."""
+
+    session: Session
+    opened: bool
+
+
+class Store:
+    """CRUD and search for one user's memory over a :class:`Backend`."""
+
+    def __init__(self, backend: Backend, username: str, *, mode: str = "personal") -> None:
+        self.db = backend
+        self.mode = mode
+        self.user = self._ensure_user(username)
+
+    # -- users -------------------------------------------------------------------------------
+    def _ensure_user(self, username: str) -> User:
+        username = _required("username", username, 100)
+        with self.db.transaction() as tx:
+            rows = tx.execute("SELECT * FROM users WHERE username = ?", (username,))
+            if not rows:
+                count = tx.execute("SELECT count(*) AS n FROM users")[0]["n"]
+                # The personal-mode owner (and the first user anywhere) administers the memory.
+                role = "admin" if self.mode == "personal" or count == 0 else "member"
+                tx.execute(
+                    "INSERT INTO users(id, username, role, created_at, last_seen)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (new_id(), username, role, now_ts(), now_ts()),
+                )
+            else:
+                tx.execute(
+                    "UPDATE users SET last_seen = ? WHERE username = ?", (now_ts(), username)
+                )
+            row = tx.execute(
+                "SELECT id, username, display_name, role, created_at, last_seen"
+                " FROM users WHERE username = ?",
+                (username,),
+            )[0]
+        return User(**row)
+
+    @property
+    def uid(self) -> str:
+        return self.user.id
+
+    def check_user(self, user_id: str | None) -> None:
+        """Accept the configured user's name or id; refuse anyone else's."""
+        if user_id and user_id not in (self.user.id, self.user.username):
+            raise Forbidden(
+                f"This BigMind server acts as user '{self.user.username}'. "
+                "Omit user_id, or start the server with BIGMIND_USER set to that user."
+            )
+
+    # -- sessions ----------------------------------------------------------------------------
+    def _session_row(
+        self, run: Callable[[str, Params], list[Row]], session_id: str
+    ) -> Session | None:
+        rows = run(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ? AND user_id = ?",
+            (session_id, self.uid),
+        )
+        return _session(rows[0]) if rows else None
+
+    def get_session(self, session_id: str) -> Session:
+        sid = _required("session_id", session_id, 100)
+        s = self._session_row(self.db.query, sid)
+        if s is None:
+            raise NotFound(
+                f"No session '{sid}' in your memory. Use memory_list_sessions to find ids, "
+                "or omit session_id to use the open session."
+            )
+        return s
+
+    def start_session(
+        self, ide_hint: str | None = None, session_id: str | None = None
+    ) -> SessionStart:
+        """Open a session (auto-closing ones open > 24 h), or reuse ``session_id`` if given."""
+        hint = _text("ide_hint", ide_hint, 100, required=False)
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            if session_id:
+                existing = self._session_row(tx.execute, session_id.strip())
+                if existing is None:
+                    raise NotFound(
+                        f"No session '{session_id}' in your memory to resume. "
+                        "Call memory_start_session() without session_id to open a new one."
+                    )
+                tx.execute(
+                    "UPDATE sessions SET last_activity_at = ? WHERE id = ?", (ts, existing.id)
+                )
+                return SessionStart(existing, True, [])
+            stale = tx.execute(
+                "SELECT id FROM sessions WHERE user_id = ? AND ended_at IS NULL AND started_at < ?",
+                (self.uid, ts_ago(hours=AUTO_CLOSE_HOURS)),
+            )
+            closed = [r["id"] for r in stale]
+            for sid in closed:
+                tx.execute(
+                    "UPDATE sessions SET ended_at = ?, auto_closed = 1,"
+                    " one_liner = CASE WHEN one_liner = '' THEN ? ELSE one_liner END"
+                    " WHERE id = ?",
+                    (ts, AUTO_CLOSED_ONE_LINER, sid),
+                )
+            sid = new_id()
+            tx.execute(
+                "INSERT INTO sessions(id, user_id, started_at, one_liner, ide_hint, last_activity_at)"
+                " VALUES (?, ?, ?, '', ?, ?)",
+                (sid, self.uid, ts, hint, ts),
+            )
+            session = self._session_row(tx.execute, sid)
+        assert session is not None
+        return SessionStart(session, False, closed)
+
+    def resolve_session(self, session_id: str | None, tx: Tx) -> SessionRef:
+        """The session a write belongs to: the given one, else the latest open one, else a new one.
+
+        Agents forget memory_start_session; a write must never fail for that reason.
+        """
+        ts = now_ts()
+        if session_id and session_id.strip():
+            s = self._session_row(tx.execute, session_id.strip())
+            if s is None:
+                raise NotFound(
+                    f"No session '{session_id}' in your memory. Omit session_id to use the "
+                    "open session, or call memory_start_session()."
+                )
+            tx.execute("UPDATE sessions SET last_activity_at = ? WHERE id = ?", (ts, s.id))
+            return SessionRef(s, False)
+        rows = tx.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND ended_at IS NULL"
+            " ORDER BY coalesce(last_activity_at, started_at) DESC LIMIT 1",
+            (self.uid,),
+        )
+        if rows:
+            s = _session(rows[0])
+            tx.execute("UPDATE sessions SET last_activity_at = ? WHERE id = ?", (ts, s.id))
+            return SessionRef(s, False)
+        sid = new_id()
+        tx.execute(
+            "INSERT INTO sessions(id, user_id, started_at, one_liner, last_activity_at)"
+            " VALUES (?, ?, ?, '', ?)",
+            (sid, self.uid, ts, ts),
+        )
+        s2 = self._session_row(tx.execute, sid)
+        assert s2 is not None
+        return SessionRef(s2, True)
+
+    def end_session(
+        self,
+        session_id: str | None,
+        one_liner: str,
+        topics: str | Sequence[str] | None,
+        outcome: str | None,
+        summary: str | None,
+        key_facts: str | Sequence[str] | None = None,
+        code_refs: str | Sequence[str] | None = None,
+        importance: int = 5,
+    ) -> tuple[Session, bool]:
+        """Close a session with its Tier-1 line and Tier-2 summary. Returns (session, was_open)."""
+        line = _required("one_liner", one_liner, MAX_ONE_LINER)
+        tags = _tags(topics)
+        out = _text("outcome", outcome, MAX_SHORT * 2, required=False)
+        body = _text("summary", summary, MAX_SUMMARY, required=False)
+        facts = _lines("key_facts", key_facts, MAX_SUMMARY)
+        refs = _lines("code_refs", code_refs, MAX_SUMMARY)
+        imp = _importance(importance)
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            ref = self.resolve_session(session_id, tx)
+            was_open = ref.session.is_open
+            tx.execute(
+                "UPDATE sessions SET ended_at = coalesce(ended_at, ?), one_liner = ?, topics = ?,"
+                " outcome = ?, importance = ?, has_tier2 = ?, last_activity_at = ? WHERE id = ?",
+                (ts, line, tags, out, imp, 1 if body or facts or refs else 0, ts, ref.session.id),
+            )
+            if body or facts or refs:
+                # ON CONFLICT … DO UPDATE fires the FTS update trigger; REPLACE would not.
+                tx.execute(
+                    "INSERT INTO session_summaries(id, summary, key_facts, code_refs, created_at)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET summary = excluded.summary,"
+                    " key_facts = excluded.key_facts, code_refs = excluded.code_refs",
+                    (ref.session.id, body or "", facts, refs, ts),
+                )
+            s = self._session_row(tx.execute, ref.session.id)
+        assert s is not None
+        return s, was_open
+
+    def session_detail(self, session_id: str) -> tuple[Session, Summary | None, list[Chunk]]:
+        s = self.get_session(session_id)
+        rows = self.db.query(
+            "SELECT summary, key_facts, code_refs, created_at FROM session_summaries WHERE id = ?",
+            (s.id,),
+        )
+        chunks = self.db.query(
+            f"SELECT {CHUNK_COLUMNS} FROM conversation_chunks c WHERE c.session_id = ?"
+            " AND c.user_id = ? ORDER BY c.seq",
+            (s.id, self.uid),
+        )
+        return s, (Summary(**rows[0]) if rows else None), [Chunk(**r) for r in chunks]
+
+    def list_sessions(
+        self, limit: int = 10, topic: str | None = None, offset: int = 0
+    ) -> list[Session]:
+        n = _limit(limit)
+        if topic and topic.strip():
+            tag = topic.strip().lower()
+            rows = self.db.query(
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ?"
+                " AND (',' || lower(coalesce(topics, '')) || ',') LIKE ?"
+                " ORDER BY started_at DESC LIMIT ? OFFSET ?",
+                (self.uid, f"%,{tag},%", n, offset),
+            )
+        else:
+            rows = self.db.query(
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ?"
+                " ORDER BY started_at DESC LIMIT ? OFFSET ?",
+                (self.uid, n, offset),
+            )
+        return [_session(r) for r in rows]
+
+    def important_sessions(self, limit: int = 3, min_importance: int = 8) -> list[Session]:
+        rows = self.db.query(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND importance >= ?"
+            " AND ended_at IS NOT NULL ORDER BY importance DESC, started_at DESC LIMIT ?",
+            (self.uid, min_importance, limit),
+        )
+        return [_session(r) for r in rows]
+
+    def count_sessions(self) -> int:
+        return int(
+            self.db.query("SELECT count(*) AS n FROM sessions WHERE user_id = ?", (self.uid,))[0][
+                "n"
+            ]
+        )
+
+    def open_sessions(self) -> list[Session]:
+        rows = self.db.query(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND ended_at IS NULL"
+            " ORDER BY started_at DESC LIMIT 20",
+            (self.uid,),
+        )
+        return [_session(r) for r in rows]
+
+    # -- facts -------------------------------------------------------------------------------
+    def store_fact(
+        self,
+        category: str,
+        fact: str,
+        confidence: float = 1.0,
+        session_id: str | None = None,
+        importance: int = 5,
+    ) -> tuple[Fact, bool, SessionRef | None]:
+        """Store a fact. Returns (fact, created, session); an identical active fact is reused."""
+        cat = _category(category)
+        text = _required("fact", fact, MAX_FACT)
+        conf = _unit("confidence", confidence)
+        imp = _importance(importance)
+        digest = content_hash(text)
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            dup = tx.execute(
+                f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND f.content_hash = ?"
+                " AND coalesce(f.deprecated, 0) = 0 LIMIT 1",
+                (self.uid, digest),
+            )
+            if dup:
+                return _fact(dup[0]), False, None
+            ref = self.resolve_session(session_id, tx) if session_id else None
+            rows = tx.execute(
+                "INSERT INTO facts(user_id, category, fact, source_session, confidence, importance,"
+                " content_hash, created_at, updated_at, deprecated, access_count)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) RETURNING id",
+                (self.uid, cat, text, ref.session.id if ref else None, conf, imp, digest, ts, ts),
+            )
+            new = tx.execute(
+                f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id = ?", (rows[0]["id"],)
+            )[0]
+        return _fact(new), True, ref
+
+    def get_fact(self, fact_id: int) -> Fact:
+        rows = self.db.query(
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id = ? AND f.user_id = ?",
+            (fact_id, self.uid),
+        )
+        if not rows:
+            raise NotFound(
+                f"No fact #{fact_id} in your memory. Use memory_search_facts to find fact ids."
+            )
+        return _fact(rows[0])
+
+    def deprecate_fact(self, fact_id: int, reason: str) -> Fact:
+        why = _required("reason", reason, MAX_SHORT)
+        current = self.get_fact(fact_id)
+        if current.deprecated:
+            raise InvalidInput(
+                f"Fact #{fact_id} is already deprecated ({current.deprecation_reason}). "
+                "Nothing changed."
+            )
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            tx.execute(
+                "UPDATE facts SET deprecated = 1, deprecation_reason = ?, deprecated_at = ?,"
+                " updated_at = ? WHERE id = ? AND user_id = ?",
+                (why, ts, ts, fact_id, self.uid),
+            )
+        return self.get_fact(fact_id)
+
+    def top_facts(self, limit: int) -> list[Fact]:
+        """Active facts, most important, most confident, most recently updated first."""
+        rows = self.db.query(
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND f.deprecated = 0"
+            " ORDER BY f.importance DESC, f.confidence DESC, f.updated_at DESC LIMIT ?",
+            (self.uid, limit),
+        )
+        return [_fact(r) for r in rows]
+
+    def count_active_facts(self) -> int:
+        return int(
+            self.db.query(
+                "SELECT count(*) AS n FROM facts WHERE user_id = ? AND deprecated = 0", (self.uid,)
+            )[0]["n"]
+        )
+
+    def search_facts(
+        self, query: str, limit: int = 10, include_deprecated: bool = False
+    ) -> list[Hit]:
+        q = _required("query", query, MAX_QUERY)
+        n = _limit(limit)
+        fts = build_fts_query(q)
+        if fts is None:
+            return []
+        dep = "" if include_deprecated else " AND coalesce(f.deprecated, 0) = 0"
+        rows = self.db.query(
+            f"SELECT {FACT_COLUMNS}, bm25(facts_fts, 4.0, 1.0) AS score"
+            " FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"
+            f" WHERE facts_fts MATCH ? AND f.user_id = ?{dep}"
+            " ORDER BY score LIMIT ?",
+            (fts.expression, self.uid, n),
+        )
+        hits = []
+        for r in rows:
+            score = -float(r.pop("score"))
+            f = _fact(r)
+            matched = _matched_terms(fts.terms, f.fact + " " + f.category)
+            hits.append(
+                Hit(
+                    kind="fact",
+                    id=f.id,
+                    date=day_of(f.updated_at),
+                    text=f.fact,
+                    score=round(score, 3),
+                    why=f"keyword match on {matched}" if matched else "keyword match (stemmed)",
+                    session_id=f.source_session,
+                    category=f.category,
+                    confidence=f.confidence,
+                    deprecated=bool(f.deprecated),
+                )
+            )
+        self._bump_access([h.id for h in hits])
+        return hits
+
+    def _bump_access(self, fact_ids: list[int]) -> None:
+        if not fact_ids:
+            return
+        marks = ",".join("?" * len(fact_ids))
+        with self.db.transaction() as tx:
+            tx.execute(
+                f"UPDATE facts SET access_count = coalesce(access_count, 0) + 1,"
+                f" last_accessed_at = ? WHERE id IN ({marks}) AND user_id = ?",
+                (now_ts(), *fact_ids, self.uid),
+            )
+
+    # -- chunks ------------------------------------------------------------------------------
+    def append_chunk(
+        self,
+        content: str,
+        session_id: str | None = None,
+        role: str = "assistant",
+        flag_reason: str | None = None,
+    ) -> tuple[Chunk, SessionRef]:
+        body = _required("content", content, MAX_CHUNK)
+        if role not in CHUNK_ROLES:
+            raise InvalidInput(f"'role' must be one of {', '.join(CHUNK_ROLES)}; got {role!r}.")
+        reason = _text("flag_reason", flag_reason, MAX_SHORT, required=False)
+        with self.db.transaction() as tx:
+            ref = self.resolve_session(session_id, tx)
+            rows = tx.execute(
+                "INSERT INTO conversation_chunks(session_id, user_id, role, content, flag_reason,"
+                " seq, created_at) VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM"
+                " conversation_chunks WHERE session_id = ?), ?) RETURNING id",
+                (ref.session.id, self.uid, role, body, reason, ref.session.id, now_ts()),
+            )
+            row = tx.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM conversation_chunks c WHERE c.id = ?",
+                (rows[0]["id"],),
+            )[0]
+        return Chunk(**row), ref
+
+    def search_chunks(self, query: str, limit: int = 10) -> list[Hit]:
+        q = _required("query", query, MAX_QUERY)
+        n = _limit(limit)
+        fts = build_fts_query(q)
+        if fts is None:
+            return []
+        rows = self.db.query(
+            "SELECT c.id, c.session_id, c.role, c.flag_reason, c.created_at,"
+            " snippet(conversation_chunks_fts, 0, '**', '**', '…', 40) AS excerpt,"
+            " bm25(conversation_chunks_fts, 1.0, 0.5) AS score"
+            " FROM conversation_chunks_fts JOIN conversation_chunks c"
+            " ON c.id = conversation_chunks_fts.rowid"
+            " WHERE conversation_chunks_fts MATCH ? AND c.user_id = ?"
+            " ORDER BY score LIMIT ?",
+            (fts.expression, self.uid, n),
+        )
+        hits = []
+        for r in rows:
+            matched = _matched_terms(fts.terms, r["excerpt"].replace("**", ""))
+            why = f"keyword match on {matched}" if matched else "keyword match (stemmed)"
+            if r["flag_reason"]:
+                why += f"; flagged: {r['flag_reason']}"
+            hits.append(
+                Hit(
+                    kind="chunk",
+                    id=r["id"],
+                    date=day_of(r["created_at"]),
+                    text=r["excerpt"],
+                    score=round(-float(r["score"]), 3),
+                    why=why,
+                    session_id=r["session_id"],
+                )
+            )
+        return hits
+
+    # -- profile -----------------------------------------------------------------------------
+    def get_profile(self) -> Profile:
+        rows = self.db.query(
+            "SELECT role, preferences, pinned_facts, updated_at FROM identity_profile"
+            " WHERE user_id = ?",
+            (self.uid,),
+        )
+        return Profile(**rows[0]) if rows else Profile(None, None, None, None)
+
+    def update_profile(
+        self,
+        role: str | None = None,
+        preferences: str | None = None,
+        pinned_facts: str | Sequence[str] | None = None,
+    ) -> Profile:
+        """Upsert the Tier-0 profile; a field left as None keeps its value, "" clears it."""
+        if role is None and preferences is None and pinned_facts is None:
+            raise InvalidInput("Give at least one of role, preferences or pinned_facts.")
+        fields: dict[str, str | None] = {}
+        if role is not None:
+            fields["role"] = _text("role", role, MAX_SHORT, required=False)
+        if preferences is not None:
+            fields["preferences"] = _text("preferences", preferences, 4_000, required=False)
+        if pinned_facts is not None:
+            fields["pinned_facts"] = _lines("pinned_facts", pinned_facts, 4_000)
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            exists = tx.execute(
+                "SELECT 1 AS x FROM identity_profile WHERE user_id = ?", (self.uid,)
+            )
+            if not exists:
+                tx.execute(
+                    "INSERT INTO identity_profile(id, user_id, updated_at) VALUES (?, ?, ?)",
+                    (self.uid, self.uid, ts),
+                )
+            sets = ", ".join(f"{k} = ?" for k in fields)
+            tx.execute(
+                f"UPDATE identity_profile SET {sets}, updated_at = ? WHERE user_id = ?",
+                (*fields.values(), ts, self.uid),
+            )
+        return self.get_profile()
+
+    # -- tier G (read side; writes come with the team issue) ---------------------------------
+    def top_global(self, limit: int = 5) -> list[Row]:
+        return self.db.query(
+            "SELECT id, category, title, content, importance, updated_at FROM global_knowledge"
+            " WHERE status = 'approved' ORDER BY importance DESC, updated_at DESC LIMIT ?",
+            (limit,),
+        )
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of this user's memory per kind."""
+        q = self.db.query
+        u = (self.uid,)
+        return {
+            "sessions": q("SELECT count(*) AS n FROM sessions WHERE user_id = ?", u)[0]["n"],
+            "open_sessions": q(
+                "SELECT count(*) AS n FROM sessions WHERE user_id = ? AND ended_at IS NULL", u
+            )[0]["n"],
+            "summaries": q(
+                "SELECT count(*) AS n FROM session_summaries s JOIN sessions x ON x.id = s.id"
+                " WHERE x.user_id = ?",
+                u,
+            )[0]["n"],
+            "facts": self.count_active_facts(),
+            "deprecated_facts": q(
+                "SELECT count(*) AS n FROM facts WHERE user_id = ? AND deprecated = 1", u
+            )[0]["n"],
+            "chunks": q("SELECT count(*) AS n FROM conversation_chunks WHERE user_id = ?", u)[0][
+                "n"
+            ],
+            "hypotheses": q("SELECT count(*) AS n FROM hypotheses WHERE user_id = ?", u)[0]["n"],
+            "global_approved": q(
+                "SELECT count(*) AS n FROM global_knowledge WHERE status = 'approved'"
+            )[0]["n"],
+        }
+
+
+def _session(row: Row) -> Session:
+    row = dict(row)
+    row["importance"] = row.get("importance") or 5
+    row["has_tier2"] = row.get("has_tier2") or 0
+    row["auto_closed"] = row.get("auto_closed") or 0
+    row["one_liner"] = row.get("one_liner") or ""
+    return Session(**row)
+
+
+def _fact(row: Row) -> Fact:
+    row = dict(row)
+    row["confidence"] = 1.0 if row.get("confidence") is None else float(row["confidence"])
+    row["importance"] = row.get("importance") or 5
+    row["deprecated"] = row.get("deprecated") or 0
+    row["access_count"] = row.get("access_count") or 0
+    return Fact(**row)
+
+
+def _matched_terms(terms: Sequence[str], text: str) -> str:
+    """The query terms visible in ``text`` (prefix and stem aware enough for a 'why' line)."""
+    low = text.lower()
+    seen = [t.rstrip("*") for t in terms if t.rstrip("*")[: max(4, len(t) - 3)] in low]
+    return ", ".join(f"'{t}'" for t in seen[:6])

@@ -1,0 +1,80 @@
+"""Maintenance tools: stats, instructions, health, vacuum, export."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from pydantic import Field
+
+from bigmind import maintenance, render
+from bigmind.instructions import RULES
+from bigmind.runtime import Runtime
+from bigmind.tools import DESTRUCTIVE, READ_ONLY, WRITE, edge, result
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=READ_ONLY)
+    @edge
+    def memory_get_stats() -> ToolResult:
+        """Counts per tier (sessions, facts, chunks, hypotheses, company entries), facts per
+        category, database size and versions."""
+        data = maintenance.stats(rt.store)
+        return result(json.dumps(data, indent=1, ensure_ascii=False), **data)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def memory_get_instructions() -> str:
+        """The complete guide to using BigMind correctly. Call it if you are unsure what to do,
+        or if you missed memory_start_session()."""
+        return RULES
+
+    @mcp.tool(annotations=READ_ONLY)
+    @edge
+    def memory_health_check(
+        stale_days: Annotated[
+            int, Field(ge=1, le=3650, description="Facts untouched this long count as stale.")
+        ] = 30,
+    ) -> ToolResult:
+        """Diagnose the memory: database and full-text index integrity, schema version, open
+        sessions, sessions without summaries, stale and low-confidence facts."""
+        checks = maintenance.health(rt.store, stale_days)
+        return result(
+            render.checks(checks),
+            ok=all(c.ok for c in checks),
+            checks=[{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
+        )
+
+    @mcp.tool(annotations=DESTRUCTIVE)
+    @edge
+    def memory_vacuum(
+        older_than_days: Annotated[
+            int, Field(ge=1, le=36500, description="Delete flagged chunks older than this.")
+        ],
+    ) -> ToolResult:
+        """Prune Tier-3 chunks older than N days. Session summaries, facts and the profile are
+        always kept. Only on the user's request."""
+        n = maintenance.vacuum(rt.store, older_than_days)
+        return result(
+            f"Deleted {n} chunk(s) older than {older_than_days} days; summaries and facts kept.",
+            deleted_chunks=n,
+        )
+
+    @mcp.tool(annotations=WRITE)
+    @edge
+    def memory_export(
+        output_path: Annotated[
+            str | None,
+            Field(
+                description="Target JSON file; relative paths go under the data folder's exports/."
+            ),
+        ] = None,
+        overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
+    ) -> ToolResult:
+        """Back up all of the user's memory (profile, facts, sessions with summaries, chunks,
+        hypotheses…) to one JSON file, written atomically. Never overwrites unless asked."""
+        target = maintenance.resolve_export_path(output_path, rt.settings.data_dir)
+        counts = maintenance.write_export(rt.store, target, overwrite=overwrite)
+        summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+        return result(f"Exported to {target} ({summary}).", path=str(target), counts=counts)

@@ -1,0 +1,216 @@
+"""Session lifecycle and recall tools."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from pydantic import Field
+
+from bigmind import render
+from bigmind.context import build_context
+from bigmind.runtime import Runtime
+from bigmind.store import SessionRef
+from bigmind.tools import READ_ONLY, WRITE, edge, result
+
+SessionId = Annotated[
+    str | None,
+    Field(description="Session id from memory_start_session; omit to use the open session."),
+]
+Topics = Annotated[
+    list[str] | str | None, Field(description="Topic tags, as a list or comma-separated.")
+]
+Lines = Annotated[list[str] | str | None, Field(description="Bullet points, as a list or text.")]
+
+
+def session_note(ref: SessionRef) -> str:
+    if ref.opened:
+        return (
+            f"\n(No session was open, so one was opened: 🧠 BigMind Session: `{ref.session.id}`."
+            " Call memory_start_session() at the start of conversations.)"
+        )
+    return ""
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=WRITE)
+    @edge
+    def memory_start_session(
+        user_id: Annotated[
+            str | None, Field(description="Leave empty: the server acts as its configured user.")
+        ] = None,
+        ide_hint: Annotated[
+            str | None, Field(description="Your client, e.g. 'vscode', 'cursor', 'claude-code'.")
+        ] = None,
+        session_id: Annotated[
+            str | None,
+            Field(description="Resume this session instead of opening one (child tasks)."),
+        ] = None,
+    ) -> ToolResult:
+        """⚡ CALL THIS FIRST — at the start of EVERY conversation, before anything else.
+
+        Opens a memory session and returns your BigMind context: who the user is, pinned and
+        stored facts, and recent sessions, within ~1,300 tokens. Sessions left open for more
+        than 24 hours are auto-closed first. Write the first line of the result,
+        "🧠 BigMind Session: `<id>`", into the chat so child tasks can reuse the session.
+        Child tasks: if your task message already names a session id, do NOT call this.
+        """
+        store = rt.store
+        store.check_user(user_id)
+        started = store.start_session(ide_hint, session_id)
+        sid = started.session.id
+        packet = build_context(store, current_session=sid, budget=rt.settings.context_budget)
+        head = f"🧠 BigMind Session: `{sid}`"
+        if started.reused:
+            head += " (resumed)"
+        notes = []
+        if started.auto_closed:
+            notes.append(f"Auto-closed {len(started.auto_closed)} session(s) open for over 24 h.")
+        notes.append("Announce the session line above in the chat; end with memory_end_session.")
+        text = f"{head}\n\n{packet.text}\n" + "\n".join(notes)
+        return result(
+            text,
+            session_id=sid,
+            resumed=started.reused,
+            auto_closed=started.auto_closed,
+            context_tokens=packet.tokens,
+            shown=packet.shown,
+            omitted=packet.omitted,
+        )
+
+    @mcp.tool(annotations=WRITE)
+    @edge
+    def memory_end_session(
+        session_id: SessionId,
+        one_liner: Annotated[str, Field(description="Headline of what happened, ≤ 120 chars.")],
+        topics: Topics,
+        outcome: Annotated[
+            str | None, Field(description="One sentence: what was decided or built.")
+        ],
+        summary: Annotated[
+            str | None,
+            Field(description="Narrative summary in markdown (Tier 2), ≤ ~2,000 tokens."),
+        ],
+        key_facts: Lines = None,
+        code_refs: Lines = None,
+        importance: Annotated[int, Field(ge=1, le=10, description="1 low … 10 critical.")] = 5,
+    ) -> ToolResult:
+        """⚡ CALL THIS LAST — before the conversation ends (the user says bye, the task is done).
+
+        Closes the session with its headline, topic tags, outcome and a narrative summary, so the
+        next conversation starts where this one stopped. Calling it again updates the record.
+        Child tasks: do NOT call this; the parent closes the session.
+        """
+        s, was_open = rt.store.end_session(
+            session_id, one_liner, topics, outcome, summary, key_facts, code_refs, importance
+        )
+        verb = "Closed" if was_open else "Updated the already closed"
+        return result(
+            f"{verb} session `{s.id}`: {s.one_liner} (topics: {s.topics or '—'}).",
+            session_id=s.id,
+            ended_at=s.ended_at,
+            has_summary=bool(s.has_tier2),
+            was_open=was_open,
+        )
+
+    @mcp.tool(annotations=WRITE)
+    @edge
+    def memory_flag_important(
+        content: Annotated[
+            str, Field(description="Your summary of the exchange: what was said and decided.")
+        ],
+        flag_reason: Annotated[
+            str, Field(description="Why it matters: decision, bug fix, preference, constraint…")
+        ],
+        session_id: SessionId = None,
+    ) -> ToolResult:
+        """Save the current exchange as an important Tier-3 record. Do not wait to be asked.
+
+        Call it when a concrete decision is made, non-trivial code is written or reviewed, a bug
+        is diagnosed, or the user shares a preference, constraint or context — or says
+        "remember this". Summarise the exchange in `content`.
+        """
+        chunk, ref = rt.store.append_chunk(content, session_id, "assistant", flag_reason)
+        return result(
+            f"Flagged as important: chunk #{chunk.id} in session `{ref.session.id}`."
+            + session_note(ref),
+            chunk_id=chunk.id,
+            session_id=ref.session.id,
+            opened_session=ref.opened,
+        )
+
+    @mcp.tool(annotations=WRITE)
+    @edge
+    def memory_append_chunk(
+        content: Annotated[
+            str, Field(description="The message turn or narrative to keep verbatim.")
+        ],
+        session_id: SessionId = None,
+        role: Annotated[
+            str, Field(description="Who said it: 'user', 'assistant' or 'system'.")
+        ] = "assistant",
+        flag_reason: Annotated[str | None, Field(description="Why it is worth keeping.")] = None,
+    ) -> ToolResult:
+        """Save one important message turn verbatim to Tier 3 (selectively, not every turn).
+
+        For a decision's full rationale, code that was written, a diagnosed bug, or what a
+        finished task built and its gotchas. Child tasks pass the parent's session_id.
+        """
+        chunk, ref = rt.store.append_chunk(content, session_id, role, flag_reason)
+        return result(
+            f"Saved chunk #{chunk.id} (seq {chunk.seq}) in session `{ref.session.id}`."
+            + session_note(ref),
+            chunk_id=chunk.id,
+            seq=chunk.seq,
+            session_id=ref.session.id,
+            opened_session=ref.opened,
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    @edge
+    def memory_get_context() -> ToolResult:
+        """Reload your BigMind context (profile, facts, recent sessions) without side effects.
+
+        Use it mid-conversation if you forgot memory_start_session, or as a child task's first
+        action to load the working state.
+        """
+        store = rt.store
+        open_now = store.open_sessions()
+        current = open_now[0].id if open_now else None
+        packet = build_context(store, current_session=current, budget=rt.settings.context_budget)
+        return result(
+            packet.text, context_tokens=packet.tokens, shown=packet.shown, omitted=packet.omitted
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    @edge
+    def memory_get_session_detail(
+        session_id: Annotated[str, Field(description="The session's id.")],
+        max_tokens: Annotated[
+            int, Field(ge=200, le=50_000, description="Size cap of the answer.")
+        ] = 4_000,
+    ) -> ToolResult:
+        """Tier-2 detail of one past session: narrative summary, key facts, code references and
+        its flagged exchanges. Use it when a session in the index looks relevant.
+        """
+        s, summary, chunks = rt.store.session_detail(session_id)
+        return result(
+            render.session_detail(s, summary, chunks, max_tokens),
+            session=s.as_dict(),
+            summary=summary.as_dict() if summary else None,
+            chunk_ids=[c.id for c in chunks],
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    @edge
+    def memory_list_sessions(
+        limit: Annotated[int, Field(ge=1, le=100, description="How many, newest first.")] = 10,
+        topic: Annotated[
+            str | None, Field(description="Only sessions tagged with this topic.")
+        ] = None,
+        offset: Annotated[int, Field(ge=0, description="Skip this many (paging).")] = 0,
+    ) -> ToolResult:
+        """Browse session history, newest first (open sessions show as 🟡 in progress)."""
+        rows = rt.store.list_sessions(limit, topic, offset)
+        return result(render.session_table(rows), sessions=[s.as_dict() for s in rows])
