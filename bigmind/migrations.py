@@ -17,9 +17,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from bigmind.db import Backend, Tx
 from bigmind.errors import BackendUnavailable
+from bigmind.models import TS_FORMAT, content_hash
 
 log = logging.getLogger(__name__)
 
@@ -218,24 +220,53 @@ CREATE INDEX IF NOT EXISTS idx_chunks_user_date ON conversation_chunks(user_id, 
     )
 
 
+# Timestamp columns of the plan's tables that legacy code may have filled with ISO text.
+TIMESTAMP_COLUMNS = {
+    "users": ("created_at", "last_seen"),
+    "identity_profile": ("updated_at",),
+    "global_knowledge": ("created_at", "updated_at"),
+    "sessions": ("started_at", "ended_at"),
+    "session_summaries": ("created_at",),
+    "conversation_chunks": ("created_at",),
+    "facts": ("created_at", "updated_at"),
+    "hypotheses": ("created_at", "resolved_at"),
+}
+
+
+def _stored_ts(value: str) -> str | None:
+    """The stored UTC form of an ISO timestamp, or None if it is already stored form or not ISO.
+
+    Handles a 'T' or space separator, a 'Z' suffix and any UTC offset (converted to UTC);
+    a naive time is taken to be UTC already, as the stored form always is.
+    """
+    try:
+        dt = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(UTC).replace(tzinfo=None)
+    out = dt.strftime(TS_FORMAT if dt.microsecond else "%Y-%m-%d %H:%M:%S")
+    return None if out == value else out
+
+
 def _m0005_timestamps(tx: Tx, dialect: str) -> None:
-    """Normalise ISO timestamps ('T' separator, 'Z' or '+00:00' suffix) to the stored form."""
-    columns = {
-        "sessions": ["started_at", "ended_at"],
-        "facts": ["created_at", "updated_at"],
-        "conversation_chunks": ["created_at"],
-        "session_summaries": ["created_at"],
-        "hypotheses": ["created_at", "resolved_at"],
-        "users": ["created_at", "last_seen"],
-        "identity_profile": ["updated_at"],
-        "global_knowledge": ["created_at", "updated_at"],
-    }
-    for table, cols in columns.items():
+    """Normalise ISO timestamps ('T' separator, 'Z' or '+HH:MM' suffix) to the stored form.
+
+    The stored form sorts as text; a 'T', an offset or local time would sort wrongly
+    against it. Candidates are found in SQL (the stored form has no 'T', 'Z', '+', and
+    no '-' after a ':'), converted in Python, and rewritten value by value.
+    """
+    for table, cols in TIMESTAMP_COLUMNS.items():
         for col in cols:
-            tx.execute(
-                f"UPDATE {table} SET {col} = replace(replace(replace({col}, 'T', ' '), 'Z', ''),"
-                f" '+00:00', '') WHERE {col} LIKE '%T%'"
+            rows = tx.execute(
+                f"SELECT DISTINCT {col} AS v FROM {table} WHERE {col} LIKE '%T%'"
+                f" OR {col} LIKE '%Z%' OR {col} LIKE '%+%' OR {col} LIKE '%:%-%'"
             )
+            for row in rows:
+                value = row["v"]
+                fixed = _stored_ts(value) if isinstance(value, str) else None
+                if fixed is not None:
+                    tx.execute(f"UPDATE {table} SET {col} = ? WHERE {col} = ?", (fixed, value))
 
 
 # FTS5 external-content tables: (fts table, base table, indexed columns).
@@ -285,8 +316,6 @@ INSERT INTO {fts}({fts}) VALUES ('rebuild');
 
 def _m0007_fact_hashes(tx: Tx, dialect: str) -> None:
     """Fill content_hash for facts written before duplicates were detected."""
-    from bigmind.models import content_hash
-
     for row in tx.execute("SELECT id, fact FROM facts WHERE content_hash IS NULL"):
         tx.execute(
             "UPDATE facts SET content_hash = ? WHERE id = ?", (content_hash(row["fact"]), row["id"])

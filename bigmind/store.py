@@ -659,7 +659,12 @@ def _fact(row: Row) -> Fact:
 
 
 def _matched_terms(terms: Sequence[str], text: str) -> str:
-    """The query terms visible in ``text`` (prefix and stem aware enough for a 'why' line)."""
+    """The query terms visible in ``text``: a word starting with the term's stem (≥ 4 chars)."""
     low = text.lower()
-    seen = [t.rstrip("*") for t in terms if t.rstrip("*")[: max(4, len(t) - 3)] in low]
+    seen = []
+    for t in terms:
+        word = t.rstrip("*")
+        stem = word[: max(4, len(word) - 3)]
+        if re.search(r"(?<!\w)" + re.escape(stem), low):
+            seen.append(word)
     return ", ".join(f"'{t}'" for t in seen[:6])

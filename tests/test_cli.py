@@ -1,0 +1,72 @@
+"""The command line: every command documented, errors as one line and an exit code."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bigmind.cli import COMMANDS, main
+
+ROOT = Path(__file__).resolve().parent.parent
+BIGMIND = Path(sys.executable).parent / "bigmind"
+
+
+def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")} | env
+    return subprocess.run(
+        [str(BIGMIND), *args], capture_output=True, text=True, env=full, timeout=60
+    )
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in out
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_help_with_an_example(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([name, "--help"])
+    out = capsys.readouterr().out
+    assert "example:" in out and f"bigmind {name}" in out
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_is_documented_in_the_readme(name: str) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"bigmind {name}" in readme
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.startswith("bigmind ")
+
+
+def test_context_prints_the_packet(tmp_path: Path) -> None:
+    r = run("context", BIGMIND_DB_PATH=str(tmp_path / "m.db"), BIGMIND_USER="carol")
+    assert r.returncode == 0, r.stderr
+    assert "BigMind Context" in r.stdout and "`carol`" in r.stdout
+
+
+def test_bad_setting_is_one_clear_line_and_nonzero_exit(tmp_path: Path) -> None:
+    r = run("context", BIGMIND_MODE="galactic", BIGMIND_DB_PATH=str(tmp_path / "m.db"))
+    assert r.returncode != 0
+    assert r.stderr.strip().startswith("bigmind: Invalid setting BIGMIND_MODE")
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_unusable_db_path_names_the_setting(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    r = run("context", BIGMIND_DB_PATH=str(tmp_path / "file" / "m.db"))
+    assert r.returncode == 5
+    assert "BIGMIND_DB_PATH" in r.stderr and "Traceback" not in r.stderr

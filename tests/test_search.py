@@ -1,0 +1,96 @@
+"""The query builder: natural-language questions become safe OR queries of meaningful terms."""
+
+from __future__ import annotations
+
+import pytest
+
+from bigmind.search import MAX_TERMS, build_fts_query, terms_of
+from bigmind.store import Store
+
+NASTY = [
+    'What "testing" library does the user prefer?',
+    "pre-commit AND OR NOT NEAR(foo bar) * ^ : - +",
+    'unbalanced "quote and (paren',
+    "config.py snake_case v1.2 C++ node.js",
+    "Ünïcödé 日本語のテキスト café naïve 🧠",
+    "column:value {a b} [x] <y> ~z @w #v $u %t &s !r",
+    "NEAR",
+    "*",
+    " ".join(["which"] + ["database migration rollback strategy"] * 10),  # 40 words
+]
+
+
+def test_stop_words_are_dropped_and_terms_kept_in_order() -> None:
+    assert terms_of("What testing library does the user prefer?") == [
+        "testing",
+        "library",
+        "user",
+        "prefer",
+    ]
+
+
+def test_only_stop_words_falls_back_to_all_words() -> None:
+    assert terms_of("what is it") == ["what", "is", "it"]
+
+
+def test_operators_and_punctuation_never_reach_fts_unquoted() -> None:
+    q = build_fts_query('pre-commit "NEAR" AND OR * hooks')
+    assert q is not None
+    assert q.expression == '"pre-commit" OR "hooks"'
+
+
+def test_prefix_star_is_kept_as_prefix_search() -> None:
+    q = build_fts_query("migrat*")
+    assert q is not None and q.expression == '"migrat"*'
+
+
+def test_no_searchable_term_gives_none() -> None:
+    assert build_fts_query("?!  ... ***") is None
+
+
+def test_term_count_is_capped() -> None:
+    q = build_fts_query(" ".join(f"word{i}" for i in range(100)))
+    assert q is not None and len(q.terms) == MAX_TERMS
+
+
+@pytest.mark.parametrize("query", NASTY)
+def test_hostile_queries_never_error(store: Store, query: str) -> None:
+    store.store_fact("codebase", "The database migration rollback strategy uses savepoints")
+    store.append_chunk("We chose pytest over unittest; config.py holds the settings.")
+    store.search_facts(query)
+    store.search_chunks(query)
+
+
+def test_long_question_finds_the_relevant_chunk(store: Store) -> None:
+    store.append_chunk("Lunch options near the office: tacos, ramen and a salad bar.")
+    store.append_chunk(
+        "Decision: database migrations run in one transaction each and roll back on failure."
+    )
+    store.append_chunk("The CI pipeline caches pip downloads between runs.")
+    question = (
+        "Hey, I was wondering whether you could remind me what exactly we agreed on last week "
+        "about how our database migrations should behave when one of them fails halfway "
+        "through, because I need to write the rollback handling for the new release today"
+    )
+    assert len(question.split()) >= 40
+    hits = store.search_chunks(question, limit=3)
+    assert hits and "migrations run in one transaction" in hits[0].text.replace("**", "")
+
+
+def test_stemming_matches_other_word_forms(store: Store) -> None:
+    store.store_fact("preference", "The user prefers running tests with pytest")
+    assert store.search_facts("which test runner is preferred")
+
+
+def test_bm25_ranks_more_matching_terms_first(store: Store) -> None:
+    store.store_fact("codebase", "Redis is used for caching sessions")
+    store.store_fact("codebase", "Redis caching of sessions expires after ten minutes")
+    store.store_fact("codebase", "Sessions are stored in PostgreSQL")
+    hits = store.search_facts("when does the redis session cache expire")
+    assert hits[0].text == "Redis caching of sessions expires after ten minutes"
+
+
+def test_keyword_queries_keep_working(store: Store) -> None:
+    store.store_fact("decision", "We use apsw to load sqlite-vec")
+    assert [h.text for h in store.search_facts("apsw")] == ["We use apsw to load sqlite-vec"]
+    assert store.search_facts("sqlite-vec")

@@ -1,0 +1,143 @@
+"""The real thing: `bigmind serve` spawned as a subprocess, driven over stdio by the official SDK."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+BIGMIND = Path(sys.executable).parent / "bigmind"
+
+
+def _params(db: Path, *args: str, command: str | None = None) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env.update(BIGMIND_DB_PATH=str(db), BIGMIND_USER="stdio-user")
+    return StdioServerParameters(
+        command=command or str(BIGMIND), args=list(args) or ["serve"], env=env, cwd=str(ROOT)
+    )
+
+
+async def _session_loop(params: StdioServerParameters, errlog: Path) -> str:
+    with errlog.open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                assert init.server_info.name == "BigMind Memory"
+                assert "memory_start_session" in (init.instructions or "")
+                tools = await session.list_tools()
+                assert len(tools.tools) >= 17
+                r = await session.call_tool("memory_start_session", {"ide_hint": "stdio-test"})
+                first = r.content[0].text.splitlines()[0]
+                assert first.startswith("🧠 BigMind Session: `")
+                sid = r.structured_content["session_id"]
+                await session.call_tool(
+                    "memory_store_fact",
+                    {"category": "preference", "fact": "Survives restarts", "session_id": sid},
+                )
+                await session.call_tool(
+                    "memory_end_session",
+                    {
+                        "session_id": sid,
+                        "one_liner": "stdio loop",
+                        "topics": ["stdio"],
+                        "outcome": "ok",
+                        "summary": "Drove the server over stdio.",
+                    },
+                )
+                bad = await session.call_tool("memory_vacuum", {"older_than_days": 0})
+                assert bad.is_error
+                return sid
+
+
+async def test_serve_over_stdio_and_data_survives_restart(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    sid = await _session_loop(_params(db), tmp_path / "err1.log")
+    # A second server process on the same file sees everything the first one wrote.
+    with (tmp_path / "err2.log").open("w") as err:
+        async with stdio_client(_params(db), errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                r = await session.call_tool("memory_search_facts", {"query": "restarts"})
+                assert "Survives restarts" in r.content[0].text
+                r = await session.call_tool("memory_get_context", {})
+                assert "stdio loop" in r.content[0].text
+                r = await session.call_tool("memory_get_session_detail", {"session_id": sid})
+                assert "Drove the server over stdio." in r.content[0].text
+
+
+async def test_python_src_server_py_launches_the_same_server(tmp_path: Path) -> None:
+    params = _params(tmp_path / "m.db", str(ROOT / "src" / "server.py"), command=sys.executable)
+    await _session_loop(params, tmp_path / "err.log")
+
+
+async def test_python_dash_m_bigmind_serve(tmp_path: Path) -> None:
+    params = _params(tmp_path / "m.db", "-m", "bigmind", "serve", command=sys.executable)
+    await _session_loop(params, tmp_path / "err.log")
+
+
+def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
+    """Every line the server writes to stdout must be a JSON-RPC message."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env.update(BIGMIND_DB_PATH=str(tmp_path / "m.db"), BIGMIND_LOG_LEVEL="DEBUG")
+    msgs = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_get_context", "arguments": {}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "memory_vacuum", "arguments": {"older_than_days": -1}},
+        },
+    ]
+    proc = subprocess.Popen(
+        [str(BIGMIND), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert proc.stdin and proc.stdout
+    try:
+        for m in msgs:
+            proc.stdin.write(json.dumps(m) + "\n")
+        proc.stdin.flush()
+        parsed = []
+        while {p.get("id") for p in parsed} < {1, 2, 3}:
+            line = proc.stdout.readline()  # each must be one JSON-RPC message
+            assert line, "server closed stdout before answering"
+            parsed.append(json.loads(line))
+            assert parsed[-1]["jsonrpc"] == "2.0"
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert (
+        "BigMind Context"
+        in next(p for p in parsed if p.get("id") == 2)["result"]["content"][0]["text"]
+    )
+    assert proc.stdout.read().strip() == ""
