@@ -10,6 +10,7 @@ The same seed always yields the same text.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import random
 from collections.abc import Callable, Sequence
@@ -196,6 +197,7 @@ class TextGen:
     def __init__(self, seed: int = 42) -> None:
         self.rng = random.Random(seed)
         self._slots: dict[str, tuple[Sequence[str], list[float]]] = {}
+        self._prose: dict[str, list[str]] = {}
         # Composed identifiers: ~600 function names and ~900 file paths, in a seeded rank order.
         aux = random.Random(seed + 1)
         funcs = [f"{v}_{n}" for v in VERBS for n in NOUNS]
@@ -223,22 +225,29 @@ class TextGen:
             "category": FACT_CATEGORIES,
         }.items():
             self._slots[name] = (items, _cum_weights(len(items)))
+            self._prose[name] = [_words(x) for x in items]
 
     # -- primitives ------------------------------------------------------------------------
+    def _rank(self, slot: str) -> int:
+        _items, cw = self._slots[slot]
+        return bisect.bisect_right(cw, self.rng.random() * cw[-1])
+
     def pick(self, slot: str) -> str:
-        items, cw = self._slots[slot]
-        return self.rng.choices(items, cum_weights=cw)[0]
+        """A Zipf-weighted value of ``slot``, as stored (``auth-service``)."""
+        return self._slots[slot][0][self._rank(slot)]
 
     def w(self, slot: str) -> str:
-        """A slot value as prose (hyphens become spaces)."""
-        return _words(self.pick(slot))
+        """A Zipf-weighted value of ``slot`` as prose (``auth service``)."""
+        return self._prose[slot][self._rank(slot)]
 
     def two(self, slot: str) -> tuple[str, str]:
-        a = self.pick(slot)
-        b = self.pick(slot)
+        """Two different values of ``slot``, as prose."""
+        a = self._rank(slot)
+        b = self._rank(slot)
         while b == a:
-            b = self.pick(slot)
-        return _words(a), _words(b)
+            b = self._rank(slot)
+        words = self._prose[slot]
+        return words[a], words[b]
 
     def ticket(self) -> str:
         return f"BM-{int(self.rng.paretovariate(0.6)) % 9000 + 100}"

@@ -343,13 +343,19 @@ def applied(backend: Backend) -> list[str]:
 def migrate(backend: Backend, migrations: list[Migration] | None = None) -> list[str]:
     """Apply every pending migration, each in its own transaction. Returns the names applied."""
     steps = MIGRATIONS if migrations is None else migrations
-    with backend.transaction() as tx:
-        tx.script(
-            "CREATE TABLE IF NOT EXISTS bigmind_migrations ("
-            " name TEXT PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP)"
-        )
+    try:
+        with backend.transaction() as tx:
+            tx.script(
+                "CREATE TABLE IF NOT EXISTS bigmind_migrations ("
+                " name TEXT PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP)"
+            )
+        have = {r["name"] for r in backend.query("SELECT name FROM bigmind_migrations")}
+    except backend.Error as exc:
+        raise BackendUnavailable(
+            f"Cannot record schema migrations in {backend.location}: {exc}. "
+            "Check that the file is a BigMind database and is writable."
+        ) from exc
     done: list[str] = []
-    have = {r["name"] for r in backend.query("SELECT name FROM bigmind_migrations")}
     for step in steps:
         if step.name in have:
             continue
@@ -360,7 +366,9 @@ def migrate(backend: Backend, migrations: list[Migration] | None = None) -> list
                     continue
                 step.apply(tx, backend.dialect)
                 tx.execute("INSERT INTO bigmind_migrations(name) VALUES (?)", (step.name,))
-        except backend.Error as exc:
+        except BackendUnavailable:
+            raise  # the write lock never came; nothing of this step ran
+        except Exception as exc:  # driver errors, and bugs in a step: both roll back
             raise BackendUnavailable(
                 f"Schema migration {step.name} failed and was rolled back: {exc}. "
                 f"The database at {backend.location} is unchanged by that step."

@@ -184,7 +184,7 @@ def test_other_users_rows_are_invisible_and_unaddressable(backend: SQLiteBackend
     alice = Store(backend, "alice")
     bob = Store(backend, "bob")
     f, _, _ = alice.store_fact("preference", "Alice likes vim")
-    chunk, ref = alice.append_chunk("Alice's secret plan")
+    _chunk, ref = alice.append_chunk("Alice's secret plan")
     assert bob.search_facts("vim") == [] and bob.search_chunks("secret plan") == []
     with pytest.raises(NotFound):
         bob.deprecate_fact(f.id, "nope")

@@ -53,7 +53,7 @@ async def refused(client: Cli, tool: str, **args: Any) -> str:
 
 async def test_tool_list_and_annotations(client: Cli) -> None:
     tools = {t.name: t for t in await client.list_tools()}
-    assert CORE_TOOLS <= set(tools)
+    assert set(tools) >= CORE_TOOLS
     assert tools["memory_search_facts"].annotations.read_only_hint is True
     assert tools["memory_vacuum"].annotations.destructive_hint is True
     assert "CALL THIS FIRST" in (tools["memory_start_session"].description or "")
@@ -271,7 +271,7 @@ async def test_vacuum_prunes_old_chunks_only(client: Cli, runtime: Runtime) -> N
             "UPDATE conversation_chunks SET created_at = ? WHERE content = 'old chunk'",
             (ts_ago(days=100),),
         )
-    text, data = await call(client, "memory_vacuum", older_than_days=30)
+    _text, data = await call(client, "memory_vacuum", older_than_days=30)
     assert data["deleted_chunks"] == 1
     _, hits = await call(client, "memory_search_chunks", query="chunk")
     assert [h["text"] for h in hits["results"]] == ["new **chunk**"]
@@ -295,7 +295,7 @@ async def test_export_is_complete_atomic_and_never_clobbers(client: Cli, tmp_pat
         summary="sum",
     )
     target = tmp_path / "out" / "backup.json"
-    text, data = await call(client, "memory_export", output_path=str(target))
+    _text, data = await call(client, "memory_export", output_path=str(target))
     assert data["path"] == str(target) and target.exists()
     dump = json.loads(target.read_text())
     assert dump["format"] == "bigmind-export" and dump["user"]["username"] == "alice"
