@@ -48,6 +48,16 @@ class Backend(Protocol):
     def file_size(self) -> int: ...
 
 
+_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA temp_store=MEMORY",
+    "PRAGMA cache_size=-32000",
+    "PRAGMA mmap_size=268435456",
+)
+
+
 def _load_apsw() -> Any:
     try:
         import apsw
@@ -84,10 +94,8 @@ class SQLiteBackend:
             self._conn = apsw.Connection(str(path))
             self._conn.set_busy_timeout(busy_timeout_ms)
             # journal_mode=WAL needs a write lock the first time; the busy timeout covers it.
-            self._conn.execute(
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
-                "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32000; PRAGMA mmap_size=268435456;"
-            )
+            for pragma in _PRAGMAS:  # one by one: apsw stops a script at its first result row
+                self._conn.execute(pragma).fetchall()
         except apsw.Error as exc:
             raise BackendUnavailable(
                 f"Cannot open the SQLite database {path}: {exc}. "
@@ -190,7 +198,8 @@ class _SQLiteTx:
         return self._b._run(sql, params)
 
     def script(self, sql: str) -> None:
-        self._b._conn.execute(sql)
+        for _row in self._b._conn.execute(sql):  # drain: apsw runs a script as rows are read
+            pass
 
     def columns(self, table: str) -> set[str]:
         return self._b.columns(table)
