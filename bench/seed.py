@@ -123,6 +123,7 @@ def seed(
         # -- sessions: chronological, closed, most with a Tier-2 summary ----------------------
         starts = sorted(now - rng.uniform(2 * 3600, span) for _ in range(sessions))
         sess: list[tuple[str, float, float]] = []  # (id, start, end)
+        topics = []  # what each session is about; its summary, chunks and facts follow it
         session_rows = []
         summary_rows = []
         for start in starts:
@@ -131,6 +132,8 @@ def seed(
             end = start + (rng.uniform(24.5, 30) * 3600 if auto else rng.uniform(300, 4 * 3600))
             end = min(end, now - 60)
             sess.append((sid, start, end))
+            gen.topic = gen.new_topic()
+            topics.append(gen.topic)
             hint = rng.choice(["claude-code", "cursor", "vscode", "windsurf", None])
             importance = rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0]
             if auto:
@@ -175,6 +178,7 @@ def seed(
 
         def chunk_rows() -> Iterable[tuple[Any, ...]]:
             for when, i, seq in placed:
+                gen.topic = topics[i]
                 role, content, flag = gen.chunk()
                 yield (sess[i][0], me, role, content, flag, seq, _ts(when))
 
@@ -188,11 +192,11 @@ def seed(
         del placed
 
         # -- facts: unique active texts, most from a session, some deprecated ----------------
-        when_from: list[tuple[float, str | None]] = []
+        when_from: list[tuple[float, int | None]] = []  # (created_at, session index)
         for _ in range(facts):
             if rng.random() < 0.7:
-                sid, start, end = sess[rng.randrange(sessions)]
-                when_from.append((rng.uniform(start, end), sid))
+                i = rng.randrange(sessions)
+                when_from.append((rng.uniform(sess[i][1], sess[i][2]), i))
             else:
                 when_from.append((now - rng.uniform(3600, span), None))
         when_from.sort(key=lambda x: x[0])
@@ -201,7 +205,9 @@ def seed(
 
         def fact_rows() -> Iterable[tuple[Any, ...]]:
             nonlocal deprecated
-            for created, sid in when_from:
+            for created, i in when_from:
+                gen.topic = None if i is None else topics[i]
+                sid = None if i is None else sess[i][0]
                 cat, text = gen.fact()
                 digest = content_hash(text)
                 while digest in seen:
@@ -230,6 +236,7 @@ def seed(
                  "deprecated_at", "access_count", "last_accessed_at"),
                 fact_rows(),
             )  # fmt: skip
+        gen.topic = None
         backend.query("PRAGMA wal_checkpoint(TRUNCATE)")
         size = backend.file_size()
     finally:

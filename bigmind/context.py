@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bigmind.focus import Focus, latest_focus
 from bigmind.models import Fact, Session, day_of, now_ts
 from bigmind.store import Store
 from bigmind.tokens import count_tokens, truncate_to_tokens
@@ -67,12 +68,16 @@ def _fact_line(f: Fact) -> str:
     )
 
 
-def _session_line(s: Session, current_id: str | None) -> str:
+def _session_line(s: Session, current_id: str | None, focus: Focus | None = None) -> str:
     if s.is_open:
         tag = " (this session)" if s.id == current_id else ""
         head = f"🟡 in progress `{s.id}`{tag}"
         if s.ide_hint:
             head += f" [{s.ide_hint}]"
+        if focus:
+            head += f" — focus: {focus.description}"
+            if focus.files:
+                head += f" (files: {', '.join(focus.files[:5])})"
         return f"- {day_of(s.started_at)} {head}"
     line = f"- {day_of(s.started_at)} {s.one_liner or '(no headline)'}"
     if s.topics:
@@ -147,8 +152,9 @@ def build_context(
         if not fact_sec.add(_fact_line(f)):
             break
     sess_sec = _Section("### 📅 Recent sessions", tier1 - fact_sec.used)
+    focus = latest_focus(store, [s.id for s in sessions if s.is_open])
     for s in sessions:
-        if not sess_sec.add(_session_line(s, current_session)):
+        if not sess_sec.add(_session_line(s, current_session, focus.get(s.id)), truncate=True):
             break
     # Hand what the sessions left over back to the facts.
     fact_sec.budget = tier1 - sess_sec.used
@@ -168,6 +174,8 @@ def build_context(
     used += fact_sec.used + sess_sec.used
 
     footer = _footer(omitted, total_facts == 0 and total_sessions <= 1)
+    if footer:  # the reserve covers the usual footer; never let a long one break the budget
+        footer = truncate_to_tokens(footer, max(0, budget - count_tokens("\n".join(header + body))))
     lines = header + body + ([footer] if footer else [])
     text = "\n".join(lines).rstrip() + "\n"
     return Packet(text=text, tokens=count_tokens(text), budget=budget, shown=shown, omitted=omitted)
@@ -182,10 +190,10 @@ def _session_candidates(store: Store) -> list[Session]:
 
 
 _HOW = {
-    "facts": "memory_search_facts(query)",
-    "sessions": "memory_list_sessions(limit, topic)",
-    "pinned facts": "memory_get_context() after trimming the profile",
-    "company entries": "memory_search_global(query)",
+    "facts": "memory_search_facts",
+    "sessions": "memory_list_sessions",
+    "pinned facts": "memory_update_profile to trim",
+    "company entries": "lower importance",
 }
 
 
@@ -197,5 +205,5 @@ def _footer(omitted: dict[str, int], empty: bool) -> str:
         )
     if not omitted:
         return ""
-    parts = [f"{n} more {kind} ({_HOW[kind]})" for kind, n in omitted.items()]
+    parts = [f"{n} {kind} ({_HOW[kind]})" for kind, n in omitted.items()]
     return "_Not shown: " + "; ".join(parts) + "._"

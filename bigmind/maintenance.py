@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from bigmind import __version__
-from bigmind.errors import ExportError, InvalidInput
+from bigmind.errors import InvalidInput
 from bigmind.migrations import FTS_TABLES, SCHEMA_VERSION, applied
-from bigmind.models import now_ts, ts_ago
+from bigmind.models import ts_ago
 from bigmind.store import Store
-
-EXPORT_FORMAT = "bigmind-export"
-EXPORT_VERSION = 1
 
 
 def stats(store: Store) -> dict[str, Any]:
@@ -138,99 +130,3 @@ def vacuum(store: Store, older_than_days: int) -> int:
             for fts, _base, _cols in FTS_TABLES:
                 tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
     return len(rows)
-
-
-# -- export --------------------------------------------------------------------------------------
-def _owned(store: Store, sql: str) -> list[dict[str, Any]]:
-    return store.db.query(sql, (store.uid,))
-
-
-def export_data(store: Store) -> dict[str, Any]:
-    """Every row this user owns, with all columns, as a JSON-ready dict."""
-    return {
-        "format": EXPORT_FORMAT,
-        "version": EXPORT_VERSION,
-        "exported_at": now_ts(),
-        "bigmind_version": __version__,
-        "schema_version": len(applied(store.db)),
-        "user": _owned(store, "SELECT * FROM users WHERE id = ?")[0],
-        "identity_profile": _owned(store, "SELECT * FROM identity_profile WHERE user_id = ?"),
-        "sessions": _owned(store, "SELECT * FROM sessions WHERE user_id = ? ORDER BY started_at"),
-        "session_summaries": _owned(
-            store,
-            "SELECT s.* FROM session_summaries s JOIN sessions x ON x.id = s.id"
-            " WHERE x.user_id = ? ORDER BY s.created_at",
-        ),
-        "facts": _owned(store, "SELECT * FROM facts WHERE user_id = ? ORDER BY id"),
-        "conversation_chunks": _owned(
-            store, "SELECT * FROM conversation_chunks WHERE user_id = ? ORDER BY id"
-        ),
-        "hypotheses": _owned(store, "SELECT * FROM hypotheses WHERE user_id = ? ORDER BY id"),
-        "focus_announcements": _owned(
-            store, "SELECT * FROM focus_announcements WHERE user_id = ? ORDER BY id"
-        ),
-        "token_saves": _owned(store, "SELECT * FROM token_saves WHERE user_id = ? ORDER BY id"),
-        "people": _owned(store, "SELECT * FROM people WHERE added_by = ? ORDER BY id"),
-        "global_knowledge": _owned(
-            store, "SELECT * FROM global_knowledge WHERE promoted_by = ? ORDER BY id"
-        ),
-    }
-
-
-def default_export_path(data_dir: Path) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
-    return data_dir / "exports" / f"bigmind_export_{stamp}.json"
-
-
-def resolve_export_path(output_path: str | None, data_dir: Path) -> Path:
-    """Absolute target: default name in <data dir>/exports; relative paths resolve there too."""
-    if output_path is None or not output_path.strip():
-        return default_export_path(data_dir)
-    p = Path(output_path.strip()).expanduser()
-    if not p.is_absolute():
-        p = data_dir / "exports" / p
-    if p.exists() and p.is_dir():
-        raise ExportError(f"{p} is a folder; give a file path such as {p / 'bigmind.json'}.")
-    return p
-
-
-def write_export(store: Store, target: Path, *, overwrite: bool = False) -> dict[str, int]:
-    """Write the export atomically (temp file + rename). Returns rows written per table."""
-    if target.exists() and not overwrite:
-        raise ExportError(
-            f"{target} already exists; pass overwrite=True or choose another output_path."
-        )
-    data = export_data(store)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".bigmind-export-", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, ensure_ascii=False, indent=1)
-                fh.flush()
-                os.fsync(fh.fileno())
-            _publish(Path(tmp), target, overwrite)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-    except FileExistsError as exc:
-        raise ExportError(
-            f"{target} already exists; pass overwrite=True or choose another output_path."
-        ) from exc
-    except OSError as exc:
-        raise ExportError(f"Could not write {target}: {exc.strerror or exc}.") from exc
-    return {k: len(v) for k, v in data.items() if isinstance(v, list)}
-
-
-def _publish(tmp: Path, target: Path, overwrite: bool) -> None:
-    """Move the finished temp file into place; without overwrite, never clobber (link is atomic)."""
-    if overwrite:
-        os.replace(tmp, target)
-        return
-    try:
-        os.link(tmp, target)  # raises FileExistsError if someone got there first
-    except FileExistsError:
-        raise
-    except OSError:  # filesystems without hard links
-        if target.exists():
-            raise FileExistsError(str(target)) from None
-        os.replace(tmp, target)

@@ -7,19 +7,38 @@ error instead of a client that never connects.
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
+from collections.abc import Callable
 
 from bigmind.config import Settings
 from bigmind.db import SQLiteBackend, connect
 from bigmind.errors import BackendUnavailable
 from bigmind.store import Store
 
+log = logging.getLogger(__name__)
+RESTART_DELAY_S = 0.5  # long enough for the reply to reach the client
+
 
 class Runtime:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, exit_process: Callable[[int], None] = os._exit) -> None:
         self.settings = settings
         self._store: Store | None = None
         self._lock = threading.Lock()
+        self._exit = exit_process
+
+    def restart_soon(self) -> None:
+        """Close the database, then end the process after the current reply is sent."""
+
+        def stop() -> None:
+            log.warning("memory_restart_server: exiting so the client restarts BigMind")
+            self.close()
+            self._exit(0)
+
+        timer = threading.Timer(RESTART_DELAY_S, stop)
+        timer.daemon = True
+        timer.start()
 
     @property
     def store(self) -> Store:

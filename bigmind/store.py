@@ -47,10 +47,9 @@ _CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,39}$")
 
 
 # -- validation helpers ------------------------------------------------------------------------
-def _text(name: str, value: str | None, limit: int, *, required: bool = True) -> str | None:
+def optional_text(name: str, value: str | None, limit: int) -> str | None:
+    """Stripped text, None when empty; refuses text longer than ``limit``."""
     if value is None or not value.strip():
-        if required:
-            raise InvalidInput(f"'{name}' must not be empty.")
         return None
     value = value.strip()
     if len(value) > limit:
@@ -61,13 +60,15 @@ def _text(name: str, value: str | None, limit: int, *, required: bool = True) ->
     return value
 
 
-def _required(name: str, value: str | None, limit: int) -> str:
-    out = _text(name, value, limit)
-    assert out is not None
+def check_text(name: str, value: str | None, limit: int) -> str:
+    """Like :func:`optional_text`, but the text is required."""
+    out = optional_text(name, value, limit)
+    if out is None:
+        raise InvalidInput(f"'{name}' must not be empty.")
     return out
 
 
-def _unit(name: str, value: float) -> float:
+def check_unit(name: str, value: float) -> float:
     if not 0.0 <= value <= 1.0:
         raise InvalidInput(f"'{name}' must be between 0.0 and 1.0, got {value}.")
     return float(value)
@@ -79,7 +80,7 @@ def _importance(value: int) -> int:
     return int(value)
 
 
-def _limit(value: int) -> int:
+def check_limit(value: int) -> int:
     if not 1 <= value <= MAX_LIMIT:
         raise InvalidInput(f"'limit' must be between 1 and {MAX_LIMIT}, got {value}.")
     return int(value)
@@ -119,7 +120,7 @@ def _lines(name: str, value: str | Sequence[str] | None, limit: int) -> str | No
     if value is None:
         return None
     text = value if isinstance(value, str) else "\n".join(f"- {str(v).strip()}" for v in value)
-    return _text(name, text, limit, required=False)
+    return optional_text(name, text, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +148,7 @@ class Store:
 
     # -- users -------------------------------------------------------------------------------
     def _ensure_user(self, username: str) -> User:
-        username = _required("username", username, 100)
+        username = check_text("username", username, 100)
         with self.db.transaction() as tx:
             rows = tx.execute("SELECT * FROM users WHERE username = ?", (username,))
             if not rows:
@@ -190,10 +191,10 @@ class Store:
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ? AND user_id = ?",
             (session_id, self.uid),
         )
-        return _session(rows[0]) if rows else None
+        return session_from_row(rows[0]) if rows else None
 
     def get_session(self, session_id: str) -> Session:
-        sid = _required("session_id", session_id, 100)
+        sid = check_text("session_id", session_id, 100)
         s = self._session_row(self.db.query, sid)
         if s is None:
             raise NotFound(
@@ -206,7 +207,7 @@ class Store:
         self, ide_hint: str | None = None, session_id: str | None = None
     ) -> SessionStart:
         """Open a session (auto-closing ones open > 24 h), or reuse ``session_id`` if given."""
-        hint = _text("ide_hint", ide_hint, 100, required=False)
+        hint = optional_text("ide_hint", ide_hint, 100)
         ts = now_ts()
         with self.db.transaction() as tx:
             if session_id:
@@ -263,7 +264,7 @@ class Store:
             (self.uid,),
         )
         if rows:
-            s = _session(rows[0])
+            s = session_from_row(rows[0])
             tx.execute("UPDATE sessions SET last_activity_at = ? WHERE id = ?", (ts, s.id))
             return SessionRef(s, False)
         sid = new_id()
@@ -288,10 +289,10 @@ class Store:
         importance: int = 5,
     ) -> tuple[Session, bool]:
         """Close a session with its Tier-1 line and Tier-2 summary. Returns (session, was_open)."""
-        line = _required("one_liner", one_liner, MAX_ONE_LINER)
+        line = check_text("one_liner", one_liner, MAX_ONE_LINER)
         tags = _tags(topics)
-        out = _text("outcome", outcome, MAX_SHORT * 2, required=False)
-        body = _text("summary", summary, MAX_SUMMARY, required=False)
+        out = optional_text("outcome", outcome, MAX_SHORT * 2)
+        body = optional_text("summary", summary, MAX_SUMMARY)
         facts = _lines("key_facts", key_facts, MAX_SUMMARY)
         refs = _lines("code_refs", code_refs, MAX_SUMMARY)
         imp = _importance(importance)
@@ -332,7 +333,7 @@ class Store:
     def list_sessions(
         self, limit: int = 10, topic: str | None = None, offset: int = 0
     ) -> list[Session]:
-        n = _limit(limit)
+        n = check_limit(limit)
         if topic and topic.strip():
             tag = topic.strip().lower()
             rows = self.db.query(
@@ -347,7 +348,7 @@ class Store:
                 " ORDER BY started_at DESC LIMIT ? OFFSET ?",
                 (self.uid, n, offset),
             )
-        return [_session(r) for r in rows]
+        return [session_from_row(r) for r in rows]
 
     def important_sessions(self, limit: int = 3, min_importance: int = 8) -> list[Session]:
         rows = self.db.query(
@@ -355,7 +356,7 @@ class Store:
             " AND ended_at IS NOT NULL ORDER BY importance DESC, started_at DESC LIMIT ?",
             (self.uid, min_importance, limit),
         )
-        return [_session(r) for r in rows]
+        return [session_from_row(r) for r in rows]
 
     def count_sessions(self) -> int:
         return int(
@@ -370,7 +371,7 @@ class Store:
             " ORDER BY started_at DESC LIMIT 20",
             (self.uid,),
         )
-        return [_session(r) for r in rows]
+        return [session_from_row(r) for r in rows]
 
     # -- facts -------------------------------------------------------------------------------
     def store_fact(
@@ -383,8 +384,8 @@ class Store:
     ) -> tuple[Fact, bool, SessionRef | None]:
         """Store a fact. Returns (fact, created, session); an identical active fact is reused."""
         cat = _category(category)
-        text = _required("fact", fact, MAX_FACT)
-        conf = _unit("confidence", confidence)
+        text = check_text("fact", fact, MAX_FACT)
+        conf = check_unit("confidence", confidence)
         imp = _importance(importance)
         digest = content_hash(text)
         ts = now_ts()
@@ -420,7 +421,7 @@ class Store:
         return _fact(rows[0])
 
     def deprecate_fact(self, fact_id: int, reason: str) -> Fact:
-        why = _required("reason", reason, MAX_SHORT)
+        why = check_text("reason", reason, MAX_SHORT)
         current = self.get_fact(fact_id)
         if current.deprecated:
             raise InvalidInput(
@@ -455,8 +456,8 @@ class Store:
     def search_facts(
         self, query: str, limit: int = 10, include_deprecated: bool = False
     ) -> list[Hit]:
-        q = _required("query", query, MAX_QUERY)
-        n = _limit(limit)
+        q = check_text("query", query, MAX_QUERY)
+        n = check_limit(limit)
         fts = build_fts_query(q)
         if fts is None:
             return []
@@ -509,10 +510,10 @@ class Store:
         role: str = "assistant",
         flag_reason: str | None = None,
     ) -> tuple[Chunk, SessionRef]:
-        body = _required("content", content, MAX_CHUNK)
+        body = check_text("content", content, MAX_CHUNK)
         if role not in CHUNK_ROLES:
             raise InvalidInput(f"'role' must be one of {', '.join(CHUNK_ROLES)}; got {role!r}.")
-        reason = _text("flag_reason", flag_reason, MAX_SHORT, required=False)
+        reason = optional_text("flag_reason", flag_reason, MAX_SHORT)
         with self.db.transaction() as tx:
             ref = self.resolve_session(session_id, tx)
             rows = tx.execute(
@@ -528,8 +529,8 @@ class Store:
         return Chunk(**row), ref
 
     def search_chunks(self, query: str, limit: int = 10) -> list[Hit]:
-        q = _required("query", query, MAX_QUERY)
-        n = _limit(limit)
+        q = check_text("query", query, MAX_QUERY)
+        n = check_limit(limit)
         fts = build_fts_query(q)
         if fts is None:
             return []
@@ -582,9 +583,9 @@ class Store:
             raise InvalidInput("Give at least one of role, preferences or pinned_facts.")
         fields: dict[str, str | None] = {}
         if role is not None:
-            fields["role"] = _text("role", role, MAX_SHORT, required=False)
+            fields["role"] = optional_text("role", role, MAX_SHORT)
         if preferences is not None:
-            fields["preferences"] = _text("preferences", preferences, 4_000, required=False)
+            fields["preferences"] = optional_text("preferences", preferences, 4_000)
         if pinned_facts is not None:
             fields["pinned_facts"] = _lines("pinned_facts", pinned_facts, 4_000)
         ts = now_ts()
@@ -640,7 +641,7 @@ class Store:
         }
 
 
-def _session(row: Row) -> Session:
+def session_from_row(row: Row) -> Session:
     row = dict(row)
     row["importance"] = row.get("importance") or 5
     row["has_tier2"] = row.get("has_tier2") or 0

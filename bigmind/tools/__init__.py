@@ -18,9 +18,10 @@ log = logging.getLogger("bigmind.tools")
 P = ParamSpec("P")
 R = TypeVar("R")
 
-READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
-WRITE = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
-DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}
+# Hints only where they tell a client something: every byte here is paid in each agent's context.
+READ_ONLY = {"readOnlyHint": True}
+WRITE = {"destructiveHint": False}
+DESTRUCTIVE = {"destructiveHint": True}
 
 
 def edge(fn: Callable[P, R]) -> Callable[P, R]:
@@ -43,8 +44,7 @@ def result(text: str, **data: Any) -> ToolResult:
 
 
 def register_all(mcp: FastMCP, rt: Runtime) -> None:
-    from bigmind.tools import admin, knowledge, sessions
+    from bigmind.tools import activity, admin, journal, knowledge, people, sessions
 
-    sessions.register(mcp, rt)
-    knowledge.register(mcp, rt)
-    admin.register(mcp, rt)
+    for module in (sessions, knowledge, journal, activity, people, admin):
+        module.register(mcp, rt)

@@ -9,7 +9,7 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind import maintenance, render
+from bigmind import journal, maintenance, render, savings, transfer
 from bigmind.instructions import RULES
 from bigmind.runtime import Runtime
 from bigmind.tools import DESTRUCTIVE, READ_ONLY, WRITE, edge, result
@@ -22,6 +22,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """Counts per tier (sessions, facts, chunks, hypotheses, company entries), facts per
         category, database size and versions."""
         data = maintenance.stats(rt.store)
+        data["hypothesis_calibration"] = journal.calibration(rt.store)
+        data["token_savings"] = savings.totals(rt.store)
         return result(json.dumps(data, indent=1, ensure_ascii=False), **data)
 
     @mcp.tool(annotations=READ_ONLY)
@@ -74,7 +76,34 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     ) -> ToolResult:
         """Back up all of the user's memory (profile, facts, sessions with summaries, chunks,
         hypotheses…) to one JSON file, written atomically. Never overwrites unless asked."""
-        target = maintenance.resolve_export_path(output_path, rt.settings.data_dir)
-        counts = maintenance.write_export(rt.store, target, overwrite=overwrite)
+        target = transfer.resolve_export_path(output_path, rt.settings.data_dir)
+        counts = transfer.write_export(rt.store, target, overwrite=overwrite)
         summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
         return result(f"Exported to {target} ({summary}).", path=str(target), counts=counts)
+
+    @mcp.tool(annotations=WRITE)
+    @edge
+    def memory_import(
+        input_path: Annotated[str, Field(description="A file memory_export wrote.")],
+        mode: Annotated[str, Field(description="'merge': add what is missing.")] = "merge",
+    ) -> ToolResult:
+        """Merge a memory_export file into this memory. Idempotent; all or nothing."""
+        path = transfer.resolve_import_path(input_path, rt.settings.data_dir)
+        report = transfer.import_data(rt.store, transfer.load_export(path), mode)
+        added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"
+        return result(
+            f"Imported from {path} (exported by {report.source_user}): {added}.",
+            added=report.added,
+            skipped=report.skipped,
+        )
+
+    @mcp.tool(annotations=DESTRUCTIVE)
+    @edge
+    def memory_restart_server() -> str:
+        """Restart BigMind to load new code: it replies, then exits cleanly; the client starts
+        it again (or the user reconnects it)."""
+        rt.restart_soon()
+        return (
+            "BigMind will exit in a moment. If your client does not restart it automatically, "
+            "reconnect the 'bigmind' server in its MCP settings."
+        )

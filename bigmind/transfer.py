@@ -1,0 +1,329 @@
+"""Export one user's memory to a JSON file, and merge such a file back in.
+
+Export writes every row the user owns, all columns, atomically. Import is one
+transaction: the file is validated completely before anything is written, rows
+are re-owned by the importing user, and each row is matched on a natural key
+so importing the same file twice adds nothing. Integer ids are kept where they
+are free, so export → import into an empty database reproduces every row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bigmind import __version__
+from bigmind.db import Row, Tx
+from bigmind.errors import ExportError, InvalidInput, NotFound
+from bigmind.migrations import applied
+from bigmind.models import content_hash, now_ts
+from bigmind.store import Store
+
+EXPORT_FORMAT = "bigmind-export"
+EXPORT_VERSION = 1
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """How one table travels: its natural key, required columns, and user-reference columns."""
+
+    name: str
+    key: tuple[str, ...]
+    required: tuple[str, ...]
+    owner: tuple[str, ...] = ("user_id",)
+    int_id: bool = True
+
+
+# Parents before children (foreign keys).
+TABLES = (
+    Table("sessions", ("id",), ("id", "started_at"), int_id=False),
+    Table("session_summaries", ("id",), ("id", "summary"), owner=(), int_id=False),
+    Table("facts", ("content_hash", "created_at"), ("category", "fact")),
+    Table("conversation_chunks", ("session_id", "seq"), ("session_id", "role", "content", "seq")),
+    Table("hypotheses", ("hypothesis", "created_at"), ("hypothesis",)),
+    Table(
+        "focus_announcements",
+        ("session_id", "created_at", "description"),
+        ("session_id", "description"),
+    ),
+    Table(
+        "token_saves", ("created_at", "description"), ("description", "tokens_saved", "method_used")
+    ),
+    Table("people", ("username",), ("username",), owner=("added_by",)),
+    Table(
+        "global_knowledge",
+        ("title", "created_at"),
+        ("category", "title", "content"),
+        owner=("promoted_by",),
+    ),
+)
+OWNED_SQL = {
+    "sessions": "SELECT * FROM sessions WHERE user_id = ? ORDER BY started_at",
+    "session_summaries": "SELECT s.* FROM session_summaries s JOIN sessions x ON x.id = s.id"
+    " WHERE x.user_id = ? ORDER BY s.created_at",
+    "facts": "SELECT * FROM facts WHERE user_id = ? ORDER BY id",
+    "conversation_chunks": "SELECT * FROM conversation_chunks WHERE user_id = ? ORDER BY id",
+    "hypotheses": "SELECT * FROM hypotheses WHERE user_id = ? ORDER BY id",
+    "focus_announcements": "SELECT * FROM focus_announcements WHERE user_id = ? ORDER BY id",
+    "token_saves": "SELECT * FROM token_saves WHERE user_id = ? ORDER BY id",
+    "people": "SELECT * FROM people WHERE added_by = ? ORDER BY id",
+    "global_knowledge": "SELECT * FROM global_knowledge WHERE promoted_by = ? ORDER BY id",
+}
+
+
+# -- export ------------------------------------------------------------------------------------
+def export_data(store: Store) -> dict[str, Any]:
+    """Every row this user owns, with all columns, as a JSON-ready dict."""
+    data: dict[str, Any] = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "exported_at": now_ts(),
+        "bigmind_version": __version__,
+        "schema_version": len(applied(store.db)),
+        "user": store.db.query("SELECT * FROM users WHERE id = ?", (store.uid,))[0],
+        "identity_profile": store.db.query(
+            "SELECT * FROM identity_profile WHERE user_id = ?", (store.uid,)
+        ),
+    }
+    for name, sql in OWNED_SQL.items():
+        data[name] = store.db.query(sql, (store.uid,))
+    return data
+
+
+def default_export_path(data_dir: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+    return data_dir / "exports" / f"bigmind_export_{stamp}.json"
+
+
+def resolve_export_path(output_path: str | None, data_dir: Path) -> Path:
+    """Absolute target: default name in <data dir>/exports; relative paths resolve there too."""
+    if output_path is None or not output_path.strip():
+        return default_export_path(data_dir)
+    p = Path(output_path.strip()).expanduser()
+    if not p.is_absolute():
+        p = data_dir / "exports" / p
+    if p.is_dir():
+        raise ExportError(f"{p} is a folder; give a file path such as {p / 'bigmind.json'}.")
+    return p
+
+
+def write_export(store: Store, target: Path, *, overwrite: bool = False) -> dict[str, int]:
+    """Write the export atomically (temp file, then link/rename). Returns rows per table."""
+    if target.exists() and not overwrite:
+        raise ExportError(
+            f"{target} already exists; pass overwrite=True or choose another output_path."
+        )
+    data = export_data(store)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".bigmind-export-", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, ensure_ascii=False, indent=1)
+                fh.flush()
+                os.fsync(fh.fileno())
+            _publish(Path(tmp), target, overwrite)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except FileExistsError as exc:
+        raise ExportError(
+            f"{target} already exists; pass overwrite=True or choose another output_path."
+        ) from exc
+    except OSError as exc:
+        raise ExportError(f"Could not write {target}: {exc.strerror or exc}.") from exc
+    return {k: len(v) for k, v in data.items() if isinstance(v, list)}
+
+
+def _publish(tmp: Path, target: Path, overwrite: bool) -> None:
+    """Move the finished temp file into place; without overwrite, never clobber (link is atomic)."""
+    if overwrite:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # raises FileExistsError if someone got there first
+    except FileExistsError:
+        raise
+    except OSError:  # filesystems without hard links
+        if target.exists():
+            raise FileExistsError(str(target)) from None
+        os.replace(tmp, target)
+
+
+# -- import ------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class ImportReport:
+    added: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    source_user: str = ""
+
+    @property
+    def total_added(self) -> int:
+        return sum(self.added.values())
+
+
+def resolve_import_path(input_path: str, data_dir: Path) -> Path:
+    """An absolute path, or a relative one found under <data dir>/exports or the working folder."""
+    raw = (input_path or "").strip()
+    if not raw:
+        raise InvalidInput("'input_path' must name an export file.")
+    p = Path(raw).expanduser()
+    candidates = [p] if p.is_absolute() else [data_dir / "exports" / p, Path.cwd() / p]
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise NotFound(
+        f"No export file at {' or '.join(str(c) for c in candidates)}. "
+        "Give the path memory_export reported."
+    )
+
+
+def load_export(path: Path) -> dict[str, Any]:
+    """Read and validate an export file completely; nothing is written here."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"Cannot read {path}: {exc}.") from exc
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).") from exc
+    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
+        raise InvalidInput(f'{path} is not a BigMind export (no "format": "{EXPORT_FORMAT}").')
+    version = data.get("version")
+    if not isinstance(version, int) or not 1 <= version <= EXPORT_VERSION:
+        raise InvalidInput(
+            f"{path} is export version {version!r}; this BigMind reads versions 1–{EXPORT_VERSION}."
+            " Upgrade BigMind to import it."
+        )
+    for t in (*TABLES, Table("identity_profile", ("user_id",), ())):
+        rows = data.get(t.name, [])
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise InvalidInput(f"{path}: '{t.name}' must be a list of objects.")
+        for i, r in enumerate(rows):
+            bad = [k for k in r if not _IDENT.match(str(k))]
+            if bad:
+                raise InvalidInput(f"{path}: {t.name}[{i}] has invalid column names {bad[:3]}.")
+            missing = [c for c in t.required if r.get(c) in (None, "")]
+            if missing:
+                raise InvalidInput(f"{path}: {t.name}[{i}] lacks {', '.join(missing)}.")
+    session_ids = {r["id"] for r in data.get("sessions", [])}
+    for child in ("session_summaries", "conversation_chunks", "focus_announcements"):
+        key = "id" if child == "session_summaries" else "session_id"
+        orphans = {r[key] for r in data.get(child, [])} - session_ids
+        if orphans:
+            raise InvalidInput(
+                f"{path}: {child} refer to sessions missing from the file ({sorted(orphans)[:2]})."
+            )
+    user = data.get("user")
+    if not isinstance(user, dict) or not user.get("username"):
+        raise InvalidInput(f"{path}: the 'user' object is missing.")
+    return data
+
+
+def import_data(store: Store, data: dict[str, Any], mode: str = "merge") -> ImportReport:
+    """Merge a validated export into the store's user's memory in one transaction."""
+    if mode != "merge":
+        raise InvalidInput(f"'mode' must be 'merge' (got {mode!r}); merge never deletes anything.")
+    report = ImportReport(source_user=str(data["user"]["username"]))
+    try:
+        _merge(store, data, report)
+    except store.db.Error as exc:
+        raise InvalidInput(
+            f"The file's rows do not fit this database ({exc}); nothing was imported."
+        ) from exc
+    return report
+
+
+def _merge(store: Store, data: dict[str, Any], report: ImportReport) -> None:
+    with store.db.transaction() as tx:
+        for sid in {r["id"] for r in data.get("sessions", [])}:
+            owner = tx.execute("SELECT user_id FROM sessions WHERE id = ?", (sid,))
+            if owner and owner[0]["user_id"] != store.uid:
+                raise InvalidInput(
+                    f"Session {sid} in the file belongs to another user of this database; "
+                    "a user's export can only be merged into their own memory or another database."
+                )
+        for t in TABLES:
+            columns = tx.columns(t.name)
+            added = skipped = 0
+            for raw in data.get(t.name, []):
+                row = {k: v for k, v in raw.items() if k in columns}
+                for col in t.owner:
+                    row[col] = store.uid
+                if t.name == "facts":
+                    row["content_hash"] = row.get("content_hash") or content_hash(row["fact"])
+                if row.get("approved_by") and not tx.execute(
+                    "SELECT 1 AS x FROM users WHERE id = ?", (row["approved_by"],)
+                ):
+                    row["approved_by"] = None  # a curator of the source database
+                if _exists(tx, t, row, store.uid):
+                    skipped += 1
+                    continue
+                if (
+                    t.int_id
+                    and "id" in row
+                    and tx.execute(f"SELECT 1 AS x FROM {t.name} WHERE id = ?", (row["id"],))
+                ):
+                    row.pop("id")  # taken by another row: let the database number it
+                _insert(tx, t.name, row)
+                added += 1
+            report.added[t.name] = added
+            report.skipped[t.name] = skipped
+        report.added["identity_profile"] = _merge_profile(
+            tx, store.uid, data.get("identity_profile", [])
+        )
+
+
+def _exists(tx: Tx, t: Table, row: Row, uid: str) -> bool:
+    if (
+        t.name == "facts"
+        and not row.get("deprecated")
+        and tx.execute(
+            "SELECT 1 AS x FROM facts WHERE user_id = ? AND content_hash = ?"
+            " AND coalesce(deprecated, 0) = 0 LIMIT 1",
+            (uid, row["content_hash"]),
+        )
+    ):
+        return True  # the same active fact is already known: no duplicate
+    if any(row.get(k) is None for k in t.key):
+        return False
+    where = " AND ".join(f"{k} = ?" for k in t.key)
+    params: list[Any] = [row[k] for k in t.key]
+    if "user_id" in t.owner:
+        where += " AND user_id = ?"
+        params.append(uid)
+    return bool(tx.execute(f"SELECT 1 AS x FROM {t.name} WHERE {where} LIMIT 1", params))
+
+
+def _insert(tx: Tx, table: str, row: Row) -> None:
+    cols = ", ".join(row)
+    marks = ", ".join("?" * len(row))
+    tx.execute(f"INSERT INTO {table}({cols}) VALUES ({marks})", tuple(row.values()))
+
+
+def _merge_profile(tx: Tx, uid: str, rows: list[Row]) -> int:
+    """Fill the profile's empty fields from the file; never overwrite what is there."""
+    if not rows:
+        return 0
+    src = rows[0]
+    fields = ("role", "preferences", "pinned_facts")
+    have = tx.execute(
+        "SELECT role, preferences, pinned_facts FROM identity_profile WHERE user_id = ?", (uid,)
+    )
+    if not have:
+        tx.execute(
+            "INSERT INTO identity_profile(id, user_id, role, preferences, pinned_facts, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (uid, uid, *(src.get(f) for f in fields), src.get("updated_at") or now_ts()),
+        )
+        return 1
+    fill = {f: src.get(f) for f in fields if not have[0][f] and src.get(f)}
+    if fill:
+        sets = ", ".join(f"{k} = ?" for k in fill)
+        tx.execute(f"UPDATE identity_profile SET {sets} WHERE user_id = ?", (*fill.values(), uid))
+    return 1 if fill else 0
