@@ -13,6 +13,7 @@ from bigmind.errors import BigMindError
 
 if TYPE_CHECKING:
     from bigmind.config import Settings
+    from bigmind.runtime import Runtime
 
 
 def _settings() -> Settings:
@@ -50,15 +51,49 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     """Print the bootstrap context packet (no session is opened)."""
     from bigmind.context import build_context
+
+    rt = _runtime()
+    try:
+        print(build_context(rt.store, budget=rt.settings.context_budget).text, end="")
+    finally:
+        rt.close()
+    return 0
+
+
+def _runtime() -> Runtime:
     from bigmind.runtime import Runtime
 
     settings = _settings()
     _logging(settings.log_level)
-    rt = Runtime(settings)
+    return Runtime(settings)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write the configured user's memory to a JSON file."""
+    from bigmind import transfer
+
+    rt = _runtime()
     try:
-        print(build_context(rt.store, budget=settings.context_budget).text, end="")
+        target = transfer.resolve_export_path(args.output, rt.settings.data_dir)
+        counts = transfer.write_export(rt.store, target, overwrite=args.overwrite)
     finally:
         rt.close()
+    print(f"Exported to {target}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Merge an export file into the configured user's memory."""
+    from bigmind import transfer
+
+    rt = _runtime()
+    try:
+        path = transfer.resolve_import_path(args.path, rt.settings.data_dir)
+        report = transfer.import_data(rt.store, transfer.load_export(path), args.mode)
+    finally:
+        rt.close()
+    added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"
+    print(f"Imported from {path}: {added}.")
     return 0
 
 
@@ -75,8 +110,27 @@ COMMANDS = {
         "Print the bootstrap context packet for the configured user.",
         "BIGMIND_USER=alice bigmind context",
     ),
+    "export": (
+        cmd_export,
+        "Back up the configured user's memory to a JSON file.",
+        "bigmind export --output ~/bigmind-backup.json",
+    ),
+    "import": (
+        cmd_import,
+        "Merge a file written by export into the configured user's memory (idempotent).",
+        "bigmind import ~/bigmind-backup.json",
+    ),
     "version": (cmd_version, "Print the installed version.", "bigmind version"),
 }
+
+
+def _arguments(name: str, sp: argparse.ArgumentParser) -> None:
+    if name == "export":
+        sp.add_argument("--output", "-o", help="target file (default: <data dir>/exports/…)")
+        sp.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    elif name == "import":
+        sp.add_argument("path", help="an export file")
+        sp.add_argument("--mode", default="merge", choices=["merge"], help="how to combine")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -94,6 +148,7 @@ def parser() -> argparse.ArgumentParser:
             description=help_text,
             epilog=f"example: {example}",
         )
+        _arguments(name, sp)
         sp.set_defaults(func=fn)
     return p
 

@@ -12,8 +12,8 @@ from bigmind.store import MAX_FACT, SessionRef, Store, check_limit, check_text, 
 STATUSES = ("open", "confirmed", "refuted", "abandoned")
 BANDS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.01))
 _NEGATION = re.compile(
-    r"\b(not|no|never|none|cannot|can't|don't|doesn't|didn't|isn't|wasn't|aren't|won't|"
-    r"failed|fails|wrong|false|instead|no longer|removed|deprecated|broken)\b",
+    r"\b(not|no|never|none|nothing|cannot|can't|don't|doesn't|didn't|isn't|wasn't|aren't|"
+    r"won't|weren't|hasn't|haven't|shouldn't|no longer|instead)\b",
     re.IGNORECASE,
 )
 

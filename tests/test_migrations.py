@@ -250,6 +250,40 @@ def test_legacy_upgrade_normalises_every_timestamp(upgraded: Any) -> None:
     ]
 
 
+def test_timestamp_normalisation_converts_offsets_and_leaves_non_iso_text(tmp_path: Path) -> None:
+    path = tmp_path / "odd.db"
+    build_legacy(path, 1)
+    odd = {
+        "a0000000-0000-4000-8000-000000000001": "2026-03-30T09:00:00-05:00",  # west of UTC
+        "a0000000-0000-4000-8000-000000000002": "2026-03-31T01:30:00.5+05:30",  # day changes
+        "a0000000-0000-4000-8000-000000000003": "Tuesday morning",  # has a 'T', is not ISO
+        "a0000000-0000-4000-8000-000000000004": 1774861200,  # epoch seconds: not text
+    }
+    conn = apsw.Connection(str(path))
+    try:
+        for sid, started in odd.items():
+            conn.execute(
+                "INSERT INTO sessions(id, user_id, started_at, one_liner) VALUES (?, ?, ?, 'odd')",
+                (sid, PPLATE, started),
+            )
+    finally:
+        conn.close()
+    backend = connect(path)
+    try:
+        got = {
+            r["id"]: r["started_at"]
+            for r in backend.query("SELECT id, started_at FROM sessions WHERE one_liner = 'odd'")
+        }
+    finally:
+        backend.close()
+    assert got == {
+        "a0000000-0000-4000-8000-000000000001": "2026-03-30 14:00:00",
+        "a0000000-0000-4000-8000-000000000002": "2026-03-30 20:00:00.500000",
+        "a0000000-0000-4000-8000-000000000003": "Tuesday morning",
+        "a0000000-0000-4000-8000-000000000004": 1774861200,
+    }
+
+
 def test_legacy_upgrade_adds_columns_with_defaults(upgraded: Any) -> None:
     version, backend, _before = upgraded
     facts = backend.query(
