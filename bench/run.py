@@ -40,6 +40,7 @@ from mcpwire import StdioServer
 from seed import seed
 from textgen import TextGen
 
+from bigmind.context import build_context
 from bigmind.db import connect
 from bigmind.store import Store
 
@@ -243,6 +244,15 @@ def bench_over_mcp(db_path: Path, sizes: Sizes, queries: list[str]) -> dict[str,
         srv.initialize()
         srv.list_tools()
 
+        # The floor under every tool call: a JSON-RPC ping, and a tool that touches no database.
+        pings = []
+        for _ in range(sizes.start_calls):
+            dt, _ = timed(lambda: srv.request("ping"))
+            pings.append(dt)
+        out["ping"] = summary_ms(pings)
+        times, _ = time_calls(srv, "memory_get_instructions", [{}] * sizes.start_calls)
+        out["noop_tool"] = summary_ms(times)
+
         # b. memory_start_session (the first call also opens the database)
         first, _ = timed(lambda: srv.call_tool("memory_start_session", {"ide_hint": "bench"}))
         out["first_tool_call_ms"] = round(first * 1000, 2)
@@ -285,6 +295,51 @@ def bench_over_mcp(db_path: Path, sizes: Sizes, queries: list[str]) -> dict[str,
         out["append_chunk"] = summary_ms(times)
         progress(f"append_chunk p50 {out['append_chunk']['p50_ms']} ms")
         out["rss_end_mb"] = srv.memory_kb()["VmHWM"] / 1024
+    return out
+
+
+# -- b, d. the same operations at the store level (no MCP), to split DB cost from server cost ---
+def bench_store_ops(db_path: Path, sizes: Sizes) -> dict[str, Any]:
+    gen = TextGen(seed=4321)
+    out: dict[str, Any] = {}
+    backend = connect(db_path)
+    try:
+        store = Store(backend, USER)
+
+        def start() -> None:  # what memory_start_session does, minus MCP
+            sid = store.start_session("bench").session.id
+            build_context(store, current_session=sid)
+
+        def run(fn: Callable[[int], Any], n: int) -> list[float]:
+            for i in range(5):
+                fn(-1 - i)  # warm-up
+            times = []
+            gc.disable()
+            try:
+                for i in range(n):
+                    dt, _ = timed(lambda i=i: fn(i))  # type: ignore[misc]
+                    times.append(dt)
+            finally:
+                gc.enable()
+            return times
+
+        out["start_session"] = summary_ms(run(lambda _i: start(), sizes.start_calls))
+        out["build_context"] = summary_ms(
+            run(lambda _i: build_context(store, current_session=None), sizes.start_calls)
+        )
+        facts = [gen.fact() for _ in range(sizes.write_calls + 5)]
+        chunks = [gen.chunk() for _ in range(sizes.write_calls + 5)]
+        out["store_fact"] = summary_ms(
+            run(lambda i: store.store_fact(facts[i][0], f"{facts[i][1]} (store note {i})"), sizes.write_calls)
+        )
+        out["append_chunk"] = summary_ms(
+            run(
+                lambda i: store.append_chunk(f"{chunks[i][1]} (store turn {i})", None, chunks[i][0], chunks[i][2]),
+                sizes.write_calls,
+            )
+        )
+    finally:
+        backend.close()
     return out
 
 

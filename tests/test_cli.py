@@ -70,3 +70,26 @@ def test_unusable_db_path_names_the_setting(tmp_path: Path) -> None:
     r = run("context", BIGMIND_DB_PATH=str(tmp_path / "file" / "m.db"))
     assert r.returncode == 5
     assert "BIGMIND_DB_PATH" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_export_then_import_on_the_command_line(tmp_path: Path) -> None:
+    env = {"BIGMIND_DB_PATH": str(tmp_path / "a.db"), "BIGMIND_USER": "carol"}
+    from bigmind.db import connect
+    from bigmind.store import Store
+
+    b = connect(tmp_path / "a.db")
+    Store(b, "carol").store_fact("preference", "Prefers tabs")
+    b.close()
+    out = tmp_path / "backup.json"
+    r = run("export", "--output", str(out), **env)
+    assert r.returncode == 0 and "1 facts" in r.stdout and out.exists()
+    r = run("export", "--output", str(out), **env)
+    assert r.returncode == 6 and "already exists" in r.stderr
+    other = {"BIGMIND_DB_PATH": str(tmp_path / "b.db"), "BIGMIND_USER": "carol"}
+    r = run("import", str(out), **other)
+    assert r.returncode == 0 and "1 facts" in r.stdout
+    r = run("import", str(out), **other)
+    assert r.returncode == 0 and "nothing new" in r.stdout
+    (tmp_path / "junk.json").write_text("[]")
+    r = run("import", str(tmp_path / "junk.json"), **other)
+    assert r.returncode == 2 and "not a BigMind export" in r.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,7 +86,6 @@ async def test_python_dash_m_bigmind_serve(tmp_path: Path) -> None:
 
 def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
     """Every line the server writes to stdout must be a JSON-RPC message."""
-    import json
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
     env.update(BIGMIND_DB_PATH=str(tmp_path / "m.db"), BIGMIND_LOG_LEVEL="DEBUG")
@@ -141,3 +141,39 @@ def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
         in next(p for p in parsed if p.get("id") == 2)["result"]["content"][0]["text"]
     )
     assert proc.stdout.read().strip() == ""
+
+
+async def test_restart_server_replies_then_the_process_exits_cleanly(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env.update(BIGMIND_DB_PATH=str(tmp_path / "m.db"))
+    proc = subprocess.Popen(
+        [str(BIGMIND), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert proc.stdin and proc.stdout
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "memory_restart_server", "arguments": {}},
+    }
+    for m in (init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call):
+        proc.stdin.write(json.dumps(m) + "\n")
+    proc.stdin.flush()
+    replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+    assert "will exit" in replies[1]["result"]["content"][0]["text"]
+    assert proc.wait(timeout=20) == 0  # exits by itself, stdin still open
