@@ -8,6 +8,7 @@ the server's pid, which the peak-RSS reading needs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -27,7 +28,7 @@ class StdioServer:
     """One MCP server subprocess. Use as a context manager, or call :meth:`close`."""
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> None:
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -119,10 +120,8 @@ class StdioServer:
     def close(self, timeout: float = 5.0) -> None:
         """Close stdin (the MCP stdio shutdown signal), then wait, terminate, kill."""
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(OSError):
                 self._in.close()
-            except OSError:
-                pass
             deadline = time.monotonic() + timeout
             while self.proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.01)

@@ -138,7 +138,20 @@ def seed(
             importance = rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0]
             if auto:
                 session_rows.append(
-                    (sid, me, _ts(start), _ts(end), AUTO_CLOSED_ONE_LINER, None, None, 5, 0, hint, _ts(start), 1)
+                    (
+                        sid,
+                        me,
+                        _ts(start),
+                        _ts(end),
+                        AUTO_CLOSED_ONE_LINER,
+                        None,
+                        None,
+                        5,
+                        0,
+                        hint,
+                        _ts(start),
+                        1,
+                    )
                 )
                 continue
             s = gen.session_summary()
@@ -163,7 +176,6 @@ def seed(
                 ("id", "summary", "key_facts", "code_refs", "created_at"),
                 summary_rows,
             )
-        del session_rows, summary_rows
 
         # -- chunks: spread over sessions, seq per session, ids in time order -----------------
         per_session = [0] * sessions
@@ -189,7 +201,6 @@ def seed(
                 ("session_id", "user_id", "role", "content", "flag_reason", "seq", "created_at"),
                 chunk_rows(),
             )
-        del placed
 
         # -- facts: unique active texts, most from a session, some deprecated ----------------
         when_from: list[tuple[float, int | None]] = []  # (created_at, session index)

@@ -24,8 +24,14 @@ import itertools
 import random
 from collections.abc import Callable, Sequence
 
+
+def _split(text: str) -> list[str]:
+    return text.split()
+
+
 # -- vocabularies (most common first) ----------------------------------------------------------
-TOOLS = """
+TOOLS = _split(
+    """
 pytest docker postgres ruff mypy redis github-actions fastapi sqlite kubernetes terraform nginx
 poetry uv celery kafka react typescript pydantic sqlalchemy alembic django flask prometheus
 grafana sentry webpack vite eslint prettier jest playwright helm elasticsearch rabbitmq pandas
@@ -35,23 +41,29 @@ clickhouse duckdb httpx aiohttp uvicorn gunicorn hypothesis tox nox pre-commit b
 bandit trivy dependabot renovate argo-cd flux spinnaker bazel cmake ninja nats temporal
 traefik caddy haproxy cassandra mongodb dynamodb cockroachdb timescaledb polars pyarrow
 spark flink beam loki tempo jaeger k6 locust vitest cypress storybook tailwind nextjs svelte
-""".split()
+"""
+)
 
-DOMAINS = """
+DOMAINS = _split(
+    """
 auth billing payment search checkout notification inventory pricing fraud analytics onboarding
 export import report audit session token permission tenant order invoice shipping catalog
 recommendation email sms webhook upload media image video pdf feed comment profile account
 subscription refund ledger tax currency geo routing scheduling calendar chat presence metrics
 logging tracing alerting config feature-flag experiment ranking indexing crawler sync backup
 archive storage cdn dns proxy identity sso consent quota usage rating review loyalty coupon
-""".split()
+"""
+)
 
-KINDS = """
+KINDS = _split(
+    """
 service worker api gateway dashboard pipeline job cache scheduler exporter client adapter store
 queue consumer frontend backend cli library module controller repository
-""".split()
+"""
+)
 
-BUGS = """
+BUGS = _split(
+    """
 race-condition memory-leak deadlock timeout flaky-test off-by-one-error stale-cache
 null-pointer-exception n+1-query connection-pool-exhaustion timezone-bug encoding-bug
 missing-index unbounded-retry-loop double-charge lost-update broken-migration cors-error
@@ -60,19 +72,23 @@ unicode-normalisation-bug clock-skew split-brain thundering-herd zombie-process
 file-descriptor-leak dangling-lock cache-stampede serialization-error heisenbug
 priority-inversion livelock starvation use-after-free buffer-overrun stack-overflow
 pagination-drift phantom-read dirty-read write-skew retry-storm hot-partition
-""".split()
+"""
+)
 
-PEOPLE = """
+PEOPLE = _split(
+    """
 alice bob carol dave erin frank grace heidi ivan judy mallory niaj olivia peggy rupert sybil
 trent victor walter yasmin zoe amir bea chen dmitri elena farid gwen hiro ines jonas kemal lena
 mateo nadia oskar priya quentin rosa sami tomas uma vera wei xavier yusuf aiko bruno chiara
 diego emeka fatima goran hana ilya jana kofi leila marek nour omar paula radu sofia tariq
 ursula vikram wanda ximena yara zeynep anders bianca cyrus daria esme felix giulia hamid
 ingrid jamal katya lucas mira nikolai orla pavel rania stefan thea ugo valentina wiktor
-""".split()
+"""
+)
 
 # General engineering vocabulary for free-form sentences.
-NOUNS = """
+NOUNS = _split(
+    """
 request response cache query index schema table row column batch job queue worker event message
 payload record field value key token session user account tenant order invoice payment price
 report file path config setting flag test fixture mock stub build release deploy rollout
@@ -87,9 +103,11 @@ comment docstring readme changelog version dependency package module function me
 interface protocol adapter plugin extension hook callback promise future coroutine loop
 scheduler cron window interval checkpoint watermark lag consumer producer topic subscriber
 publisher channel inbox outbox saga workflow state machine transition guard invariant contract
-""".split()
+"""
+)
 
-VERBS = """
+VERBS = _split(
+    """
 cache retry validate parse serialize deserialize index migrate deploy rollback refactor split
 merge rename extract inline batch stream buffer flush compress encrypt decrypt sign verify
 authorize authenticate throttle debounce paginate sort filter aggregate partition shard
@@ -98,19 +116,24 @@ downgrade pin vendor bundle compile lint format test mock stub document deprecat
 normalize sanitize escape encode decode hash lock unlock acquire release schedule dispatch
 enqueue dequeue consume publish subscribe poll prefetch warm invalidate evict expire refresh
 reconcile deduplicate backfill replay
-""".split()
+"""
+)
 
-ADJECTIVES = """
+ADJECTIVES = _split(
+    """
 slow fast flaky stale broken missing duplicate async sync idempotent atomic eventual strict
 lenient verbose noisy quiet cold warm hot large small nested optional required deprecated
 legacy internal external public private shared global local remote transient persistent
 concurrent sequential partial full incremental lazy eager blocking non-blocking
-""".split()
+"""
+)
 
-ADVERBS = """
+ADVERBS = _split(
+    """
 silently intermittently consistently randomly gradually immediately eventually twice again
 nightly hourly under-load in-production on-ci locally in-staging after-deploy
-""".split()
+"""
+)
 
 REASONS = [
     "it halves the p95 latency",
@@ -175,28 +198,36 @@ FIXES = [
     "re-raising with context",
 ]
 
-TASKS = """
+TASKS = _split(
+    """
 unit-tests integration-tests linting formatting type-checking packaging deployment
 local-development load-testing code-review profiling logging tracing dependency-updates
 database-migrations release-notes incident-response schema-design api-versioning
-""".split()
+"""
+)
 
-STYLES = """
+STYLES = _split(
+    """
 small-pull-requests type-hints-everywhere early-returns dataclasses-over-dicts explicit-imports
 descriptive-commit-messages tests-before-fixes docstrings-on-public-apis trunk-based-development
 squash-merges feature-flags-for-risky-changes
-""".split()
+"""
+)
 
-TOPICS = """
+TOPICS = _split(
+    """
 testing performance database auth deployment ci refactoring bugfix api frontend infra security
 observability billing search caching migration docs onboarding release
-""".split()
+"""
+)
 
-DIRS = """
+DIRS = _split(
+    """
 src/app src/api src/core src/workers src/db src/auth src/billing src/search lib tests scripts
 infra/terraform deploy/k8s web/src web/components services/orders services/payments pkg/cache
 cmd/server internal/store
-""".split()
+"""
+)
 
 EXTS = ["py", "py", "py", "ts", "tsx", "sql", "yaml", "go", "rs", "toml"]
 ENVS = ["prod", "staging", "dev", "canary", "eu", "us"]
@@ -283,7 +314,10 @@ class TextGen:
         aux.shuffle(funcs)
         parts = KINDS + NOUNS
         classes = sorted(
-            {_camel(aux.choice(DOMAINS), aux.choice(NOUNS), aux.choice(parts)) for _ in range(60_000)}
+            {
+                _camel(aux.choice(DOMAINS), aux.choice(NOUNS), aux.choice(parts))
+                for _ in range(60_000)
+            }
         )
         aux.shuffle(classes)
         errors = [*BUILTIN_ERRORS, *(_camel(n, "error") for n in NOUNS)]
@@ -437,7 +471,9 @@ class TextGen:
         if k == 12:
             return f"Tests for `{self.pick('func')}` now use {t1} fixtures instead of hitting {t2}."
         if k == 13:
-            return f"The {t1} config lives in {self.pick('file')}; change it there, not in the {comp}."
+            return (
+                f"The {t1} config lives in {self.pick('file')}; change it there, not in the {comp}."
+            )
         if k == 14:
             return f"Rolled back {t1} {self.version()} because it broke {self.w('task')} on the {comp}."
         return f"Next step: {self.pick('verb')} the {self.pick('noun')} in the {comp} and add a regression test for the {self.w('bug')}."
@@ -452,14 +488,30 @@ class TextGen:
         t1, t2 = self.two("tool")
         comp = self.w("component")
         make: dict[str, Callable[[], str]] = {
-            "decision": lambda: f"Use {t1} instead of {t2} for the {comp} because {self.pick('reason')}.",
-            "codebase": lambda: f"{self.pick('class')} in {self.pick('file')} {_third_person(self.pick('verb'))} the {self.pick('noun')} for the {comp}.",
-            "bugfix": lambda: f"The {self.w('bug')} in the {comp} came from {self.pick('cause')}; fixed by {self.pick('fix')} ({self.ticket()}).",
-            "preference": lambda: f"{self.pick('person').title()} prefers {t1} over {t2} for {self.w('task')}.",
-            "constraint": lambda: f"The {comp} must answer within {self.ms()} ms at p95 and run on {t1} {self.version()} or later.",
-            "convention": lambda: f"In {self.pick('file')} we follow {self.w('style')} and keep {self.pick('noun')} handling in {self.pick('class')}.",
-            "workflow": lambda: f"Before merging changes to the {comp}, run {t1} and {t2} and ask {self.pick('person').title()} for review.",
-            "identity": lambda: f"{self.pick('person').title()} owns the {comp} and is the contact for {self.w('task')}.",
+            "decision": lambda: (
+                f"Use {t1} instead of {t2} for the {comp} because {self.pick('reason')}."
+            ),
+            "codebase": lambda: (
+                f"{self.pick('class')} in {self.pick('file')} {_third_person(self.pick('verb'))} the {self.pick('noun')} for the {comp}."
+            ),
+            "bugfix": lambda: (
+                f"The {self.w('bug')} in the {comp} came from {self.pick('cause')}; fixed by {self.pick('fix')} ({self.ticket()})."
+            ),
+            "preference": lambda: (
+                f"{self.pick('person').title()} prefers {t1} over {t2} for {self.w('task')}."
+            ),
+            "constraint": lambda: (
+                f"The {comp} must answer within {self.ms()} ms at p95 and run on {t1} {self.version()} or later."
+            ),
+            "convention": lambda: (
+                f"In {self.pick('file')} we follow {self.w('style')} and keep {self.pick('noun')} handling in {self.pick('class')}."
+            ),
+            "workflow": lambda: (
+                f"Before merging changes to the {comp}, run {t1} and {t2} and ask {self.pick('person').title()} for review."
+            ),
+            "identity": lambda: (
+                f"{self.pick('person').title()} owns the {comp} and is the contact for {self.w('task')}."
+            ),
         }
         return cat, make[cat]()
 
@@ -474,7 +526,9 @@ class TextGen:
         comp = self.w("component")
         topics = sorted({self.pick("topic") for _ in range(self.rng.randint(1, 4))})
         return {
-            "one_liner": f"{_past(self.pick('verb')).title()} the {comp} ({self.w('bug')}, {self.w('tool')})"[:200],
+            "one_liner": f"{_past(self.pick('verb')).title()} the {comp} ({self.w('bug')}, {self.w('tool')})"[
+                :200
+            ],
             "topics": ",".join(topics),
             "outcome": self.sentence(),
             "summary": self.paragraph(4, 10),
@@ -485,7 +539,18 @@ class TextGen:
     # -- queries ---------------------------------------------------------------------------
     def keyword_query(self) -> str:
         """1–3 keywords, as an agent types them."""
-        slots = ["tool", "component", "bug", "func", "class", "error", "person", "noun", "file", "task"]
+        slots = [
+            "tool",
+            "component",
+            "bug",
+            "func",
+            "class",
+            "error",
+            "person",
+            "noun",
+            "file",
+            "task",
+        ]
         n = self.rng.choice([1, 1, 2, 2, 2, 3])
         return " ".join(self.w(self.rng.choice(slots)) for _ in range(n))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,7 +50,6 @@ class Backend(Protocol):
 
 
 _PRAGMAS = (
-    "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
     "PRAGMA temp_store=MEMORY",
@@ -94,6 +94,7 @@ class SQLiteBackend:
             self._conn = apsw.Connection(str(path))
             self._conn.set_busy_timeout(busy_timeout_ms)
             # journal_mode=WAL needs a write lock the first time; the busy timeout covers it.
+            self._enable_wal(busy_timeout_ms)
             for pragma in _PRAGMAS:  # one by one: apsw stops a script at its first result row
                 self._conn.execute(pragma).fetchall()
         except apsw.Error as exc:
@@ -107,6 +108,19 @@ class SQLiteBackend:
             except OSError:
                 log.warning("could not restrict permissions of %s", path)
         self.vec_version: str | None = self._load_sqlite_vec()
+
+    def _enable_wal(self, busy_timeout_ms: int) -> None:
+        """Switch to WAL, retrying: on a brand-new file, several openers racing for the switch
+        get SQLITE_BUSY at once (the busy handler is not consulted for it)."""
+        deadline = time.monotonic() + busy_timeout_ms / 1000
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL").fetchall()
+                return
+            except self._apsw.BusyError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
 
     def _load_sqlite_vec(self) -> str | None:
         """Load sqlite-vec; return its version, or None (with the reason logged) if it can't."""
@@ -161,7 +175,9 @@ class SQLiteBackend:
             try:
                 yield _SQLiteTx(self)
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # SQLite may already have rolled back by itself (I/O error, disk full).
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
             else:
                 self._conn.execute("COMMIT")

@@ -63,12 +63,9 @@ def _send(procs: list[Any], word: str) -> None:
 def run_writers(db_path: Path, usernames: list[str], count: int, *extra: str) -> list[Any]:
     """Start one writer per username, open together, write together; return their results.
 
-    The file is created empty (WAL mode, no tables) first, so the writers race on the
-    migrations but not on SQLiteBackend's journal-mode switch, which can still fail with
-    "database is locked" when several connections create the file at the same moment.
+    The writers create the file together: they race on the journal-mode switch (retried by
+    SQLiteBackend), on the migrations and on every write.
     """
-    if not db_path.exists():
-        SQLiteBackend(db_path).close()
     procs = [_spawn(db_path, name, i, count, *extra) for i, name in enumerate(usernames)]
     try:
         for p in procs:

@@ -514,11 +514,7 @@ def test_failed_migration_of_a_legacy_file_leaves_its_data(tmp_path: Path) -> No
 # -- (d) concurrent migration of one fresh file --------------------------------------------------
 @pytest.mark.timeout(60)
 def test_concurrent_migrations_apply_each_step_once(db_path: Path) -> None:
-    # An empty database file in WAL mode, as the first SQLiteBackend leaves it. Creating the
-    # file from several connections at once is not tested here: the journal-mode switch in
-    # SQLiteBackend.__init__ can fail with "database is locked" when it races (see the
-    # report on db.py); this test is about the migrations.
-    SQLiteBackend(db_path).close()
+    # No file yet: the four connections also race on creating it and switching it to WAL.
     n = 4
     barrier = threading.Barrier(n)
     results: dict[int, list[str]] = {}
