@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp_calls import BIGMIND, send, spawn_serve
 
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parent.parent
-BIGMIND = Path(sys.executable).parent / "bigmind"
 
 
 def _params(db: Path, *args: str, command: str | None = None) -> StdioServerParameters:
@@ -86,48 +86,11 @@ async def test_python_dash_m_bigmind_serve(tmp_path: Path) -> None:
 
 def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
     """Every line the server writes to stdout must be a JSON-RPC message."""
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
-    env.update(BIGMIND_DB_PATH=str(tmp_path / "m.db"), BIGMIND_LOG_LEVEL="DEBUG")
-    msgs = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "memory_get_context", "arguments": {}},
-        },
-        {
-            "jsonrpc": "2.0",
-            "id": 3,
-            "method": "tools/call",
-            "params": {"name": "memory_vacuum", "arguments": {"older_than_days": -1}},
-        },
-    ]
-    proc = subprocess.Popen(
-        [str(BIGMIND), "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
+    proc = spawn_serve(tmp_path / "m.db", BIGMIND_LOG_LEVEL="DEBUG")
     assert proc.stdin and proc.stdout
     try:
-        for m in msgs:
-            proc.stdin.write(json.dumps(m) + "\n")
-        proc.stdin.flush()
-        parsed = []
+        send(proc, ("memory_get_context", {}), ("memory_vacuum", {"older_than_days": -1}))
+        parsed: list[dict[str, Any]] = []
         while {p.get("id") for p in parsed} < {1, 2, 3}:
             line = proc.stdout.readline()  # each must be one JSON-RPC message
             assert line, "server closed stdout before answering"
@@ -136,44 +99,16 @@ def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
-    assert (
-        "BigMind Context"
-        in next(p for p in parsed if p.get("id") == 2)["result"]["content"][0]["text"]
-    )
+    context = next(p for p in parsed if p.get("id") == 2)
+    assert "BigMind Context" in context["result"]["content"][0]["text"]
     assert proc.stdout.read().strip() == ""
 
 
-async def test_restart_server_replies_then_the_process_exits_cleanly(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
-    env.update(BIGMIND_DB_PATH=str(tmp_path / "m.db"))
-    proc = subprocess.Popen(
-        [str(BIGMIND), "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
+def test_restart_server_replies_then_the_process_exits_cleanly(tmp_path: Path) -> None:
+    proc = spawn_serve(tmp_path / "m.db")
     assert proc.stdin and proc.stdout
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
-    call = {
-        "jsonrpc": "2.0",
-        "id": 2,
-        "method": "tools/call",
-        "params": {"name": "memory_restart_server", "arguments": {}},
-    }
-    for m in (init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call):
-        proc.stdin.write(json.dumps(m) + "\n")
-    proc.stdin.flush()
+    send(proc, ("memory_restart_server", {}))
     replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
     assert "will exit" in replies[1]["result"]["content"][0]["text"]
     assert proc.wait(timeout=20) == 0  # exits by itself, stdin still open
+    proc.stdin.close()

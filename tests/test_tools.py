@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastmcp import Client
-from fastmcp.exceptions import ToolError
+from mcp_calls import Cli, call, end, refused
 
 from bigmind.db import SQLiteBackend
 from bigmind.models import ts_ago
@@ -36,19 +35,6 @@ CORE_TOOLS = {
     "memory_vacuum",
     "memory_export",
 }
-
-Cli = Client  # type: ignore[type-arg]
-
-
-async def call(client: Cli, tool: str, **args: Any) -> tuple[str, dict[str, Any]]:
-    r = await client.call_tool(tool, args)
-    return r.content[0].text, (r.structured_content or {})
-
-
-async def refused(client: Cli, tool: str, **args: Any) -> str:
-    with pytest.raises(ToolError) as exc:
-        await client.call_tool(tool, args)
-    return str(exc.value)
 
 
 async def test_tool_list_and_annotations(client: Cli) -> None:
@@ -256,15 +242,7 @@ async def test_vacuum_prunes_old_chunks_only(client: Cli, runtime: Runtime) -> N
     _, s = await call(client, "memory_start_session")
     await call(client, "memory_append_chunk", content="old chunk")
     await call(client, "memory_append_chunk", content="new chunk")
-    await call(
-        client,
-        "memory_end_session",
-        session_id=s["session_id"],
-        one_liner="x",
-        topics=None,
-        outcome=None,
-        summary="kept summary",
-    )
+    await end(client, s["session_id"], "x", summary="kept summary")
     backend: SQLiteBackend = runtime.store.db  # type: ignore[assignment]
     with backend.transaction() as tx:
         tx.execute(
@@ -285,15 +263,7 @@ async def test_export_is_complete_atomic_and_never_clobbers(client: Cli, tmp_pat
     await call(client, "memory_store_fact", category="preference", fact="Prefers pytest")
     await call(client, "memory_append_chunk", content="a chunk")
     await call(client, "memory_update_profile", role="dev")
-    await call(
-        client,
-        "memory_end_session",
-        session_id=s["session_id"],
-        one_liner="x",
-        topics=None,
-        outcome=None,
-        summary="sum",
-    )
+    await end(client, s["session_id"], "x", summary="sum")
     target = tmp_path / "out" / "backup.json"
     _text, data = await call(client, "memory_export", output_path=str(target))
     assert data["path"] == str(target) and target.exists()

@@ -5,29 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastmcp import Client
-from fastmcp.exceptions import ToolError
+from mcp_calls import Cli, call, refused
 
 from bigmind.app import build_server
 from bigmind.config import Settings
 from bigmind.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
-Cli = Client  # type: ignore[type-arg]
-
-
-async def call(client: Cli, tool: str, **args: Any) -> tuple[str, dict[str, Any]]:
-    r = await client.call_tool(tool, args)
-    return r.content[0].text, (r.structured_content or {})
-
-
-async def refused(client: Cli, tool: str, **args: Any) -> str:
-    with pytest.raises(ToolError) as exc:
-        await client.call_tool(tool, args)
-    return str(exc.value)
 
 
 @pytest.fixture
