@@ -102,14 +102,25 @@ class StdioServer:
 
     # -- process -----------------------------------------------------------------------------
     def memory_kb(self) -> dict[str, int]:
-        """VmRSS and VmHWM (peak RSS) of the server process, in kB, from /proc."""
+        """Memory of the server process in kB, from /proc/<pid>/status.
+
+        VmHWM is the peak resident set; VmRSS the current one, which splits into
+        RssAnon (private heap) and RssFile (mapped files: shared libraries, and the
+        database pages SQLite reads through mmap, which are reclaimable page cache).
+        """
         out: dict[str, int] = {}
         with open(f"/proc/{self.pid}/status") as fh:
             for line in fh:
                 key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
+                if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
                     out[key] = int(value.split()[0])
         return out
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (10 ms resolution)."""
+        with open(f"/proc/{self.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stderr_tail(self, n: int = 2000) -> str:
         self._stderr.seek(0, os.SEEK_END)

@@ -109,6 +109,16 @@ class SQLiteBackend:
                 log.warning("could not restrict permissions of %s", path)
         self.vec_version: str | None = self._load_sqlite_vec()
 
+    def optimize(self) -> None:
+        """Refresh the query planner's statistics where they are missing or stale (bounded cost).
+
+        Without statistics SQLite may pick a user_id index over a primary key and scan a whole
+        user's rows; PK lookups also carry a ``+user_id`` that keeps such indexes out.
+        """
+        with self._lock:
+            self._conn.execute("PRAGMA analysis_limit=400").fetchall()
+            self._conn.execute("PRAGMA optimize=0x10002").fetchall()
+
     def _enable_wal(self, busy_timeout_ms: int) -> None:
         """Switch to WAL, retrying: on a brand-new file, several openers racing for the switch
         get SQLITE_BUSY at once (the busy handler is not consulted for it)."""
@@ -230,4 +240,5 @@ def connect(db_path: Path | str, *, busy_timeout_ms: int = 10_000) -> SQLiteBack
 
     backend = SQLiteBackend(db_path, busy_timeout_ms=busy_timeout_ms)
     migrate(backend)
+    backend.optimize()
     return backend

@@ -41,7 +41,7 @@ def _row(r: dict[str, object]) -> Hypothesis:
 
 def get(store: Store, hypothesis_id: int) -> Hypothesis:
     rows = store.db.query(
-        f"SELECT {_COLUMNS} FROM hypotheses WHERE id = ? AND user_id = ?",
+        f"SELECT {_COLUMNS} FROM hypotheses WHERE id = ? AND +user_id = ?",
         (hypothesis_id, store.uid),
     )
     if not rows:
@@ -79,7 +79,7 @@ def resolve(store: Store, hypothesis_id: int, status: str, resolution: str | Non
     with store.db.transaction() as tx:
         tx.execute(
             "UPDATE hypotheses SET status = ?, resolution = coalesce(?, resolution),"
-            " resolved_at = ? WHERE id = ? AND user_id = ?",
+            " resolved_at = ? WHERE id = ? AND +user_id = ?",
             (status, text, None if status == "open" else now_ts(), hypothesis_id, store.uid),
         )
     return get(store, hypothesis_id)

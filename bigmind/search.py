@@ -57,7 +57,8 @@ def terms_of(text: str) -> list[str]:
     return (kept or raw)[:MAX_TERMS]
 
 
-def _quote(term: str) -> str:
+def quote_term(term: str) -> str:
+    """A term as an FTS5 string (phrase), keeping a trailing * as a prefix search."""
     prefix = term.endswith("*")
     body = term.rstrip("*").replace('"', '""')
     return f'"{body}"*' if prefix else f'"{body}"'
@@ -68,4 +69,4 @@ def build_fts_query(text: str) -> FtsQuery | None:
     terms = terms_of(text)
     if not terms:
         return None
-    return FtsQuery(" OR ".join(_quote(t) for t in terms), tuple(terms))
+    return FtsQuery(" OR ".join(quote_term(t) for t in terms), tuple(terms))

@@ -33,7 +33,7 @@ from bigmind.models import (
     now_ts,
     ts_ago,
 )
-from bigmind.search import build_fts_query
+from bigmind.textsearch import Plan, TextSearch
 
 # Input limits: generous for real use, small enough that one call cannot flood the packet.
 MAX_FACT = 2_000
@@ -144,6 +144,7 @@ class Store:
     def __init__(self, backend: Backend, username: str, *, mode: str = "personal") -> None:
         self.db = backend
         self.mode = mode
+        self.text = TextSearch(backend)
         self.user = self._ensure_user(username)
 
     # -- users -------------------------------------------------------------------------------
@@ -188,7 +189,7 @@ class Store:
         self, run: Callable[[str, Params], list[Row]], session_id: str
     ) -> Session | None:
         rows = run(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ? AND user_id = ?",
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ? AND +user_id = ?",
             (session_id, self.uid),
         )
         return session_from_row(rows[0]) if rows else None
@@ -396,7 +397,7 @@ class Store:
                 (self.uid, digest),
             )
             if dup:
-                return _fact(dup[0]), False, None
+                return fact_from_row(dup[0]), False, None
             ref = self.resolve_session(session_id, tx) if session_id else None
             rows = tx.execute(
                 "INSERT INTO facts(user_id, category, fact, source_session, confidence, importance,"
@@ -407,18 +408,18 @@ class Store:
             new = tx.execute(
                 f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id = ?", (rows[0]["id"],)
             )[0]
-        return _fact(new), True, ref
+        return fact_from_row(new), True, ref
 
     def get_fact(self, fact_id: int) -> Fact:
         rows = self.db.query(
-            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id = ? AND f.user_id = ?",
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id = ? AND +f.user_id = ?",
             (fact_id, self.uid),
         )
         if not rows:
             raise NotFound(
                 f"No fact #{fact_id} in your memory. Use memory_search_facts to find fact ids."
             )
-        return _fact(rows[0])
+        return fact_from_row(rows[0])
 
     def deprecate_fact(self, fact_id: int, reason: str) -> Fact:
         why = check_text("reason", reason, MAX_SHORT)
@@ -432,7 +433,7 @@ class Store:
         with self.db.transaction() as tx:
             tx.execute(
                 "UPDATE facts SET deprecated = 1, deprecation_reason = ?, deprecated_at = ?,"
-                " updated_at = ? WHERE id = ? AND user_id = ?",
+                " updated_at = ? WHERE id = ? AND +user_id = ?",
                 (why, ts, ts, fact_id, self.uid),
             )
         return self.get_fact(fact_id)
@@ -444,7 +445,7 @@ class Store:
             " ORDER BY f.importance DESC, f.confidence DESC, f.updated_at DESC LIMIT ?",
             (self.uid, limit),
         )
-        return [_fact(r) for r in rows]
+        return [fact_from_row(r) for r in rows]
 
     def count_active_facts(self) -> int:
         return int(
@@ -458,30 +459,29 @@ class Store:
     ) -> list[Hit]:
         q = check_text("query", query, MAX_QUERY)
         n = check_limit(limit)
-        fts = build_fts_query(q)
-        if fts is None:
-            return []
-        dep = "" if include_deprecated else " AND coalesce(f.deprecated, 0) = 0"
-        rows = self.db.query(
-            f"SELECT {FACT_COLUMNS}, bm25(facts_fts, 4.0, 1.0) AS score"
-            " FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"
-            f" WHERE facts_fts MATCH ? AND f.user_id = ?{dep}"
-            " ORDER BY score LIMIT ?",
-            (fts.expression, self.uid, n),
+        dep = "" if include_deprecated else " AND coalesce(b.deprecated, 0) = 0"
+        rows, plan = self.text.search(
+            "facts_fts",
+            "facts",
+            q,
+            FACT_COLUMNS.replace("f.", "b."),
+            f"b.user_id = ?{dep}",
+            (self.uid,),
+            n,
+            "4.0, 1.0",
         )
         hits = []
         for r in rows:
-            score = -float(r.pop("score"))
-            f = _fact(r)
-            matched = _matched_terms(fts.terms, f.fact + " " + f.category)
+            score = float(r.pop("score"))
+            f = fact_from_row(r)
             hits.append(
                 Hit(
                     kind="fact",
                     id=f.id,
                     date=day_of(f.updated_at),
                     text=f.fact,
-                    score=round(score, 3),
-                    why=f"keyword match on {matched}" if matched else "keyword match (stemmed)",
+                    score=score,
+                    why=_why(plan, f.fact + " " + f.category),
                     session_id=f.source_session,
                     category=f.category,
                     confidence=f.confidence,
@@ -498,7 +498,7 @@ class Store:
         with self.db.transaction() as tx:
             tx.execute(
                 f"UPDATE facts SET access_count = coalesce(access_count, 0) + 1,"
-                f" last_accessed_at = ? WHERE id IN ({marks}) AND user_id = ?",
+                f" last_accessed_at = ? WHERE id IN ({marks}) AND +user_id = ?",
                 (now_ts(), *fact_ids, self.uid),
             )
 
@@ -531,23 +531,20 @@ class Store:
     def search_chunks(self, query: str, limit: int = 10) -> list[Hit]:
         q = check_text("query", query, MAX_QUERY)
         n = check_limit(limit)
-        fts = build_fts_query(q)
-        if fts is None:
-            return []
-        rows = self.db.query(
-            "SELECT c.id, c.session_id, c.role, c.flag_reason, c.created_at,"
-            " snippet(conversation_chunks_fts, 0, '**', '**', '…', 40) AS excerpt,"
-            " bm25(conversation_chunks_fts, 1.0, 0.5) AS score"
-            " FROM conversation_chunks_fts JOIN conversation_chunks c"
-            " ON c.id = conversation_chunks_fts.rowid"
-            " WHERE conversation_chunks_fts MATCH ? AND c.user_id = ?"
-            " ORDER BY score LIMIT ?",
-            (fts.expression, self.uid, n),
+        rows, plan = self.text.search(
+            "conversation_chunks_fts",
+            "conversation_chunks",
+            q,
+            "b.id, b.session_id, b.role, b.flag_reason, b.created_at",
+            "b.user_id = ?",
+            (self.uid,),
+            n,
+            "1.0, 0.5",
+            snippet_col=0,
         )
         hits = []
         for r in rows:
-            matched = _matched_terms(fts.terms, r["excerpt"].replace("**", ""))
-            why = f"keyword match on {matched}" if matched else "keyword match (stemmed)"
+            why = _why(plan, r["excerpt"].replace("**", ""))
             if r["flag_reason"]:
                 why += f"; flagged: {r['flag_reason']}"
             hits.append(
@@ -556,7 +553,7 @@ class Store:
                     id=r["id"],
                     date=day_of(r["created_at"]),
                     text=r["excerpt"],
-                    score=round(-float(r["score"]), 3),
+                    score=float(r["score"]),
                     why=why,
                     session_id=r["session_id"],
                 )
@@ -650,13 +647,26 @@ def session_from_row(row: Row) -> Session:
     return Session(**row)
 
 
-def _fact(row: Row) -> Fact:
+def fact_from_row(row: Row) -> Fact:
     row = dict(row)
     row["confidence"] = 1.0 if row.get("confidence") is None else float(row["confidence"])
     row["importance"] = row.get("importance") or 5
     row["deprecated"] = row.get("deprecated") or 0
     row["access_count"] = row.get("access_count") or 0
     return Fact(**row)
+
+
+def _why(plan: Plan | None, text: str) -> str:
+    """One line on why a row matched: the query terms it shows, and what ranking left out."""
+    matched = _matched_terms(plan.used, text) if plan else ""
+    why = f"keyword match on {matched}" if matched else "keyword match (stemmed)"
+    if plan and plan.conjunctive:
+        why = why.replace("keyword match on", "has all of", 1)
+    if plan and plan.dropped:
+        why += "; too common to rank on: " + ", ".join(f"'{t}'" for t in plan.dropped[:4])
+    if plan and plan.min_rowid is not None:
+        why += "; ranked among the most recent matches"
+    return why
 
 
 def _matched_terms(terms: Sequence[str], text: str) -> str:

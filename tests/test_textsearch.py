@@ -1,0 +1,69 @@
+"""Bounded-cost BM25: common terms pruned, AND narrowing, recency window, owner over-fetch."""
+
+from __future__ import annotations
+
+from bigmind.db import SQLiteBackend
+from bigmind.store import Store
+
+FTS = "conversation_chunks_fts"
+
+
+def _chunks(store: Store, texts: list[str]) -> None:
+    for t in texts:
+        store.append_chunk(t)
+
+
+def test_rare_terms_rank_and_common_ones_are_named(store: Store) -> None:
+    store.text.budget = 5
+    _chunks(store, [f"the service handled request {i}" for i in range(20)])
+    _chunks(store, ["the service crashed on a kafka rebalance"])
+    plan = store.text.plan(FTS, "why did the service crash during the kafka rebalance")
+    assert plan is not None
+    assert "service" in plan.dropped and "kafka" in plan.used
+    hits = store.search_chunks("why did the service crash during the kafka rebalance")
+    assert "kafka rebalance" in hits[0].text.replace("**", "")
+    assert "too common to rank on: 'service'" in hits[0].why
+
+
+def test_all_common_terms_are_anded(store: Store) -> None:
+    store.text.budget = 5
+    _chunks(store, [f"error in module {i}" for i in range(10)])
+    _chunks(store, [f"pytest run {i}" for i in range(10)])
+    _chunks(store, ["pytest reported an error"])
+    plan = store.text.plan(FTS, "pytest error")
+    assert plan is not None and plan.conjunctive and set(plan.used) == {"pytest", "error"}
+    hits = store.search_chunks("pytest error")
+    assert [h.text.replace("**", "") for h in hits] == ["pytest reported an error"]
+    assert hits[0].why.startswith("has all of")
+
+
+def test_and_skips_a_term_that_would_leave_nothing(store: Store) -> None:
+    store.text.budget = 3
+    _chunks(store, [f"deploy log {i}" for i in range(10)])
+    _chunks(store, [f"rollback note {i}" for i in range(10)])
+    plan = store.text.plan(FTS, "deploy rollback")
+    assert plan is not None and len(plan.used) == 1 and plan.min_rowid is not None
+
+
+def test_a_single_very_common_term_ranks_recent_matches(store: Store) -> None:
+    store.text.budget = 5
+    _chunks(store, [f"cache entry {i}" for i in range(30)])
+    hits = store.search_chunks("cache", limit=10)
+    ids = [h.id for h in hits]
+    assert len(ids) == 5 and min(ids) >= 26  # only the 5 most recent of 30 were ranked
+    assert "most recent matches" in hits[0].why
+
+
+def test_other_users_rows_do_not_crowd_out_the_owners(backend: SQLiteBackend) -> None:
+    alice, bob = Store(backend, "alice"), Store(backend, "bob")
+    for i in range(200):
+        bob.append_chunk(f"postgres vacuum tuning note {i} postgres postgres")
+    alice.append_chunk("postgres vacuum advice for alice")
+    hits = alice.search_chunks("postgres vacuum", limit=5)
+    assert [h.text.replace("**", "") for h in hits] == ["postgres vacuum advice for alice"]
+
+
+def test_document_frequencies_are_cached(store: Store) -> None:
+    _chunks(store, ["alpha beta"])
+    store.search_chunks("alpha")
+    assert (FTS, "alpha") in store.text._df
