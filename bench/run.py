@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import math
 import os
@@ -490,6 +491,17 @@ def environment() -> dict[str, Any]:
     }
 
 
+def source_fingerprint() -> str:
+    """A hash of bigmind/'s Python sources, to tell whether the code changed during a run."""
+    import bigmind
+
+    root = Path(bigmind.__file__).parent
+    h = hashlib.sha1()
+    for f in sorted(root.rglob("*.py")):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
@@ -577,8 +589,10 @@ def render(r: dict[str, Any]) -> str:
     lines = [
         head,
         f"{env['cpu']} × {env['cpus']}, Python {env['python']}, SQLite {env['sqlite']}, "
-        f"FastMCP {env['fastmcp']}, mcp {env['mcp']}; load average {r['load_before'][0]:.2f} before, "
-        f"{r['load_after'][0]:.2f} after",
+        f"FastMCP {env['fastmcp']}, mcp {env['mcp']}",
+        f"bigmind at {env['git_commit']}{' + uncommitted changes' if env['bigmind_tree_dirty'] else ''}"
+        f" (sources {r['source_before']}); load average {r['load_before'][0]:.2f} before,"
+        f" {r['load_after'][0]:.2f} after",
         "",
         f"{'benchmark':<{w1}}  {'figure':<{w2}}  {'goal':<{w3}}  verdict",
         "-" * (w1 + w2 + w3 + 13),
@@ -589,6 +603,8 @@ def render(r: dict[str, Any]) -> str:
             f"{k} {v['busy_pct']:.0f}% (steal {v['steal_pct']:.0f}%)" for k, v in r["cpu"].items()
         )
         lines += ["", f"machine CPU busy per section, all {env['cpus']} cores: {busy}"]
+    if r.get("source_before") != r.get("source_after"):
+        lines += ["", "WARNING: bigmind/ changed during this run; the figures mix code versions."]
     lines += [
         "",
         "peers (measured earlier on this machine with 2,000 memories; bigmind: this run):",
@@ -624,6 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["env"] = environment()
     results["goals"] = GOALS
     results["peers"] = PEERS
+    results["source_before"] = source_fingerprint()
     results["load_before"] = os.getloadavg()
     if results["load_before"][0] > 0.7:
         progress(
@@ -659,6 +676,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not a.keep and a.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     results["load_after"] = os.getloadavg()
+    results["source_after"] = source_fingerprint()
     a.out.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
     a.out.write_text(text)

@@ -23,6 +23,7 @@ PACKET_BUDGET = 1300
 FOOTER_RESERVE = 60  # room kept for the "not shown" line
 FACT_CANDIDATES = 60
 SESSION_CANDIDATES = 12
+FACT_COUNT_CAP = 10_000  # "10000 facts not shown" reads as "at least": counting further costs time
 
 
 @dataclass(slots=True)
@@ -145,7 +146,9 @@ def build_context(
     # Tier 1 — stored facts and the session index share one budget.
     tier1 = room(TIER_1_BUDGET)
     facts = store.top_facts(FACT_CANDIDATES)
-    total_facts = len(facts) if len(facts) < FACT_CANDIDATES else store.count_active_facts()
+    total_facts = (
+        len(facts) if len(facts) < FACT_CANDIDATES else store.count_active_facts(cap=FACT_COUNT_CAP)
+    )
     sessions = _session_candidates(store)
     fact_sec = _Section("### 🗂️ Stored facts", tier1 if not sessions else int(tier1 * 0.55))
     for f in facts:

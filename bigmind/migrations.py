@@ -322,6 +322,14 @@ def _m0007_fact_hashes(tx: Tx, dialect: str) -> None:
         )
 
 
+def _m0008_session_importance(tx: Tx, dialect: str) -> None:
+    """The bootstrap looks up a user's most important closed sessions."""
+    tx.script(
+        "CREATE INDEX IF NOT EXISTS idx_sessions_user_importance"
+        " ON sessions(user_id, importance DESC, started_at DESC)"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -330,6 +338,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0005_normalise_timestamps", _m0005_timestamps),
     Migration("0006_fts", _m0006_fts),
     Migration("0007_fact_hashes", _m0007_fact_hashes),
+    Migration("0008_session_importance_index", _m0008_session_importance),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -447,10 +447,14 @@ class Store:
         )
         return [fact_from_row(r) for r in rows]
 
-    def count_active_facts(self) -> int:
+    def count_active_facts(self, cap: int | None = None) -> int:
+        """Active facts; with ``cap``, counting stops there (cheap on huge memories)."""
+        limit = "" if cap is None else f" LIMIT {int(cap)}"
         return int(
             self.db.query(
-                "SELECT count(*) AS n FROM facts WHERE user_id = ? AND deprecated = 0", (self.uid,)
+                "SELECT count(*) AS n FROM (SELECT 1 FROM facts WHERE user_id = ? AND deprecated = 0"
+                f"{limit})",
+                (self.uid,),
             )[0]["n"]
         )
 
