@@ -54,7 +54,7 @@ _PRAGMAS = (
     "PRAGMA foreign_keys=ON",
     "PRAGMA temp_store=MEMORY",
     "PRAGMA cache_size=-32000",
-    "PRAGMA mmap_size=268435456",
+    "PRAGMA mmap_size=67108864",  # 64 MB: reads of hot pages without copying
 )
 
 

@@ -43,6 +43,9 @@ MAX_ONE_LINER = 200
 MAX_SHORT = 500
 MAX_QUERY = 2_000
 MAX_LIMIT = 100
+TOUCH_SECONDS = 30
+_RETURN_FACT = ", ".join(c.removeprefix("f.") for c in FACT_COLUMNS.split(", "))
+_RETURN_CHUNK = ", ".join(c.removeprefix("c.") for c in CHUNK_COLUMNS.split(", "))
 _CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,39}$")
 
 
@@ -257,7 +260,7 @@ class Store:
                     f"No session '{session_id}' in your memory. Omit session_id to use the "
                     "open session, or call memory_start_session()."
                 )
-            tx.execute("UPDATE sessions SET last_activity_at = ? WHERE id = ?", (ts, s.id))
+            self._touch(tx, s, ts)
             return SessionRef(s, False)
         rows = tx.execute(
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND ended_at IS NULL"
@@ -266,7 +269,7 @@ class Store:
         )
         if rows:
             s = session_from_row(rows[0])
-            tx.execute("UPDATE sessions SET last_activity_at = ? WHERE id = ?", (ts, s.id))
+            self._touch(tx, s, ts)
             return SessionRef(s, False)
         sid = new_id()
         tx.execute(
@@ -277,6 +280,11 @@ class Store:
         s2 = self._session_row(tx.execute, sid)
         assert s2 is not None
         return SessionRef(s2, True)
+
+    def _touch(self, tx: Tx, s: Session, ts: str) -> None:
+        """Record activity, at most once per TOUCH_SECONDS: a write saved on most calls."""
+        if (s.last_activity_at or "") < ts_ago(seconds=TOUCH_SECONDS):
+            tx.execute("UPDATE sessions SET last_activity_at = ? WHERE id = ?", (ts, s.id))
 
     def end_session(
         self,
@@ -402,13 +410,10 @@ class Store:
             rows = tx.execute(
                 "INSERT INTO facts(user_id, category, fact, source_session, confidence, importance,"
                 " content_hash, created_at, updated_at, deprecated, access_count)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) RETURNING id",
+                f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) RETURNING {_RETURN_FACT}",
                 (self.uid, cat, text, ref.session.id if ref else None, conf, imp, digest, ts, ts),
             )
-            new = tx.execute(
-                f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id = ?", (rows[0]["id"],)
-            )[0]
-        return fact_from_row(new), True, ref
+        return fact_from_row(rows[0]), True, ref
 
     def get_fact(self, fact_id: int) -> Fact:
         rows = self.db.query(
@@ -523,14 +528,10 @@ class Store:
             rows = tx.execute(
                 "INSERT INTO conversation_chunks(session_id, user_id, role, content, flag_reason,"
                 " seq, created_at) VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM"
-                " conversation_chunks WHERE session_id = ?), ?) RETURNING id",
+                f" conversation_chunks WHERE session_id = ?), ?) RETURNING {_RETURN_CHUNK}",
                 (ref.session.id, self.uid, role, body, reason, ref.session.id, now_ts()),
             )
-            row = tx.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM conversation_chunks c WHERE c.id = ?",
-                (rows[0]["id"],),
-            )[0]
-        return Chunk(**row), ref
+        return Chunk(**rows[0]), ref
 
     def search_chunks(self, query: str, limit: int = 10) -> list[Hit]:
         q = check_text("query", query, MAX_QUERY)

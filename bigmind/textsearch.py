@@ -52,6 +52,7 @@ class TextSearch:
     db: Backend
     budget: int = CANDIDATE_BUDGET
     _df: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
+    _plans: dict[tuple[str, tuple[str, ...]], tuple[Plan, float]] = field(default_factory=dict)
 
     def _doc_freq(self, fts: str, term: str) -> int:
         """Rows matching ``term``, counted up to budget + 1 (cached for a few minutes)."""
@@ -71,13 +72,26 @@ class TextSearch:
         return n
 
     def plan(self, fts: str, text: str) -> Plan | None:
+        """The query to run for ``text``; cached a few minutes per set of terms."""
         q = build_fts_query(text)
         if q is None:
             return None
-        freq = {t: self._doc_freq(fts, t) for t in q.terms}
-        present = sorted((t for t in q.terms if freq[t]), key=lambda t: freq[t])
+        key = (fts, q.terms)
+        now = time.monotonic()
+        hit = self._plans.get(key)
+        if hit and now - hit[1] < DF_CACHE_SECONDS:
+            return hit[0]
+        plan = self._make_plan(fts, q.expression, q.terms)
+        if len(self._plans) >= DF_CACHE_MAX:
+            self._plans.clear()
+        self._plans[key] = (plan, now)
+        return plan
+
+    def _make_plan(self, fts: str, everything: str, terms: tuple[str, ...]) -> Plan:
+        freq = {t: self._doc_freq(fts, t) for t in terms}
+        present = sorted((t for t in terms if freq[t]), key=lambda t: freq[t])
         if not present:
-            return Plan(q.expression, False, q.terms, ())  # nothing matches; let FTS say so cheaply
+            return Plan(everything, False, terms, ())  # nothing matches; let FTS say so cheaply
         used: list[str] = []
         total = 0
         for t in present:
@@ -141,18 +155,13 @@ class TextSearch:
         plan = self.plan(fts, text)
         if plan is None:
             return [], None
-        snippet = (
-            f", snippet({fts}, {snippet_col}, '**', '**', '…', 40) AS excerpt"
-            if snippet_col is not None
-            else ""
-        )
         floor = " AND rowid >= ?" if plan.min_rowid is not None else ""
         floor_p: tuple[object, ...] = (plan.min_rowid,) if plan.min_rowid is not None else ()
         fetch = max(limit * 3, 30)
         while True:
             rows = self.db.query(
-                f"SELECT {columns}, m.score{', m.excerpt' if snippet else ''} FROM ("
-                f"  SELECT rowid AS rid, bm25({fts}, {weights}) AS score{snippet}"
+                f"SELECT {columns}, m.rid, m.score FROM ("
+                f"  SELECT rowid AS rid, bm25({fts}, {weights}) AS score"
                 f"  FROM {fts} WHERE {fts} MATCH ?{floor} ORDER BY score LIMIT ?"
                 f") AS m JOIN {base} b ON b.rowid = m.rid WHERE {extra}"
                 " ORDER BY m.score LIMIT ?",
@@ -172,6 +181,18 @@ class TextSearch:
             if got_all:
                 break
             fetch *= 10
+        if snippet_col is not None and rows:
+            # Excerpts only for the rows returned: snippet() costs as much as ranking.
+            marks = ",".join("?" * len(rows))
+            found = self.db.query(
+                f"SELECT rowid AS rid, snippet({fts}, {snippet_col}, '**', '**', '…', 40) AS excerpt"
+                f" FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({marks})",
+                (plan.expression, *(r["rid"] for r in rows)),
+            )
+            excerpts = {e["rid"]: e["excerpt"] for e in found}
+            for r in rows:
+                r["excerpt"] = excerpts.get(r["rid"], "")
         for r in rows:
+            r.pop("rid")
             r["score"] = round(-float(r["score"]), 4)
         return rows, plan
