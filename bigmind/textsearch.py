@@ -92,6 +92,8 @@ class TextSearch:
         present = sorted((t for t in terms if freq[t]), key=lambda t: freq[t])
         if not present:
             return Plan(everything, False, terms, ())  # nothing matches; let FTS say so cheaply
+        # Terms counted 0 stay in the OR: free to match, and a cached 0 may be stale after a write.
+        absent = [t for t in terms if not freq[t]]
         used: list[str] = []
         total = 0
         for t in present:
@@ -107,6 +109,8 @@ class TextSearch:
             joiner = " AND "
         dropped = tuple(t for t in present if t not in used)
         expression = joiner.join(quote_term(t) for t in used)
+        if absent:
+            expression = " OR ".join([*(quote_term(t) for t in absent), f"({expression})"])
         floor = None
         if total > self.budget:  # still too many: rank the most recent matches
             rows = self.db.query(

@@ -67,3 +67,21 @@ def test_document_frequencies_are_cached(store: Store) -> None:
     _chunks(store, ["alpha beta"])
     store.search_chunks("alpha")
     assert (FTS, "alpha") in store.text._df
+
+
+def test_a_term_written_after_its_count_was_cached_is_still_found(store: Store) -> None:
+    store.text.budget = 5
+    _chunks(store, [f"service note {i}" for i in range(20)])
+    assert store.search_chunks("kafka service")  # caches kafka as absent
+    store.append_chunk("kafka consumer lag on the service")
+    hits = store.search_chunks("kafka service")
+    assert "kafka consumer lag" in hits[0].text.replace("**", "")
+
+
+def test_a_new_rare_term_is_found_even_when_the_others_are_anded(store: Store) -> None:
+    store.text.budget = 5
+    _chunks(store, [f"pytest error {i}" for i in range(10)] + [f"pytest {i}" for i in range(10)])
+    store.search_chunks("kafka pytest error")  # kafka cached as absent, the rest AND-ed
+    store.append_chunk("kafka broke")
+    texts = [h.text.replace("**", "") for h in store.search_chunks("kafka pytest error")]
+    assert "kafka broke" in texts
