@@ -70,3 +70,37 @@ def build_fts_query(text: str) -> FtsQuery | None:
     if not terms:
         return None
     return FtsQuery(" OR ".join(quote_term(t) for t in terms), tuple(terms))
+
+
+_WORDS = re.compile(r"\S+")
+
+
+def stem_prefix(term: str) -> str:
+    """The part of a query term its other word forms share (a crude stem, ≥ 4 characters)."""
+    word = term.rstrip("*").lower()
+    return word[: max(4, len(word) - 3)]
+
+
+def excerpt(text: str, terms: tuple[str, ...] | list[str], width: int = 40) -> str:
+    """About ``width`` words of ``text`` around the first query term, terms in **bold**.
+
+    Computed here rather than with FTS5's snippet(), which costs as much per row as ranking.
+    """
+    words = _WORDS.findall(text)
+    stems = [stem_prefix(t) for t in terms if t.rstrip("*")]
+    # Phrase terms (pre-commit, config.py) are matched on their first part.
+    stems = [re.split(r"[._/'\-]", s)[0] or s for s in stems]
+
+    def hit(w: str) -> bool:
+        lw = w.lower().lstrip("\"'(`[{<*")
+        return any(lw.startswith(s) for s in stems if s)
+
+    first = next((i for i, w in enumerate(words) if hit(w)), 0)
+    start = max(0, min(first - width // 4, len(words) - width))
+    shown = [f"**{w}**" if hit(w) else w for w in words[start : start + width]]
+    out = " ".join(shown)
+    if start > 0:
+        out = "…" + out
+    if start + width < len(words):
+        out += "…"
+    return out

@@ -33,6 +33,7 @@ from bigmind.models import (
     now_ts,
     ts_ago,
 )
+from bigmind.search import excerpt, stem_prefix
 from bigmind.textsearch import Plan, TextSearch
 
 # Input limits: generous for real use, small enough that one call cannot flood the packet.
@@ -540,16 +541,16 @@ class Store:
             "conversation_chunks_fts",
             "conversation_chunks",
             q,
-            "b.id, b.session_id, b.role, b.flag_reason, b.created_at",
+            "b.id, b.session_id, b.role, b.flag_reason, b.created_at, b.content",
             "b.user_id = ?",
             (self.uid,),
             n,
             "1.0, 0.5",
-            snippet_col=0,
         )
         hits = []
         for r in rows:
-            why = _why(plan, r["excerpt"].replace("**", ""))
+            r["excerpt"] = excerpt(r["content"], plan.used if plan else ())
+            why = _why(plan, r["content"])
             if r["flag_reason"]:
                 why += f"; flagged: {r['flag_reason']}"
             hits.append(
@@ -679,8 +680,6 @@ def _matched_terms(terms: Sequence[str], text: str) -> str:
     low = text.lower()
     seen = []
     for t in terms:
-        word = t.rstrip("*")
-        stem = word[: max(4, len(word) - 3)]
-        if re.search(r"(?<!\w)" + re.escape(stem), low):
-            seen.append(word)
+        if re.search(r"(?<!\w)" + re.escape(stem_prefix(t)), low):
+            seen.append(t.rstrip("*"))
     return ", ".join(f"'{t}'" for t in seen[:6])

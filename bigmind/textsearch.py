@@ -148,10 +148,9 @@ class TextSearch:
         owner: Sequence[object],
         limit: int,
         weights: str,
-        snippet_col: int | None = None,
     ) -> tuple[list[Row], Plan | None]:
         """Top ``limit`` rows of ``base`` for ``text``, best first, with ``score`` (higher is
-        better) and, if ``snippet_col`` is given, an ``excerpt``.
+        better).
 
         ``columns`` selects from ``b`` (the base table), ``extra`` is an SQL condition on ``b``
         (the owner filter, deprecation…), ``owner`` its parameters.
@@ -185,17 +184,6 @@ class TextSearch:
             if got_all:
                 break
             fetch *= 10
-        if snippet_col is not None and rows:
-            # Excerpts only for the rows returned: snippet() costs as much as ranking.
-            marks = ",".join("?" * len(rows))
-            found = self.db.query(
-                f"SELECT rowid AS rid, snippet({fts}, {snippet_col}, '**', '**', '…', 40) AS excerpt"
-                f" FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({marks})",
-                (plan.expression, *(r["rid"] for r in rows)),
-            )
-            excerpts = {e["rid"]: e["excerpt"] for e in found}
-            for r in rows:
-                r["excerpt"] = excerpts.get(r["rid"], "")
         for r in rows:
             r.pop("rid")
             r["score"] = round(-float(r["score"]), 4)

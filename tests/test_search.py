@@ -94,3 +94,18 @@ def test_keyword_queries_keep_working(store: Store) -> None:
     store.store_fact("decision", "We use apsw to load sqlite-vec")
     assert [h.text for h in store.search_facts("apsw")] == ["We use apsw to load sqlite-vec"]
     assert store.search_facts("sqlite-vec")
+
+
+def test_excerpt_centres_on_the_first_term_and_bolds_matches() -> None:
+    from bigmind.search import excerpt
+
+    text = (
+        " ".join(f"w{i}" for i in range(100))
+        + " the migrations failed "
+        + " ".join(f"z{i}" for i in range(100))
+    )
+    out = excerpt(text, ["migration", "fail"], width=20)
+    assert "**migrations** **failed**" in out
+    assert out.startswith("…") and out.endswith("…")
+    assert len(out.replace("…", "").split()) == 20
+    assert excerpt("short text", ["absent"]) == "short text"
