@@ -18,6 +18,10 @@ log = logging.getLogger("bigmind.tools")
 P = ParamSpec("P")
 R = TypeVar("R")
 
+# Tools run on the event loop (run_in_thread=False): their SQLite work takes well under a
+# millisecond, while FastMCP's hop to a worker thread costs ~0.7 ms per call. The price: while
+# another process holds the write lock, this server answers nothing else until the lock is free
+# or BIGMIND_BUSY_TIMEOUT_MS passes.
 # Hints only where they tell a client something: every byte here is paid in each agent's context.
 READ_ONLY = {"readOnlyHint": True}
 WRITE = {"destructiveHint": False}

@@ -17,7 +17,7 @@ Files = Annotated[list[str] | str | None, Field(description="Paths you are editi
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_announce_focus(
         session_id: SessionId,
@@ -36,7 +36,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             text += f"\n⚠️ {c.path} is also being worked on in session {others}."
         return result(text, session_id=f.session_id, conflicts=[c.path for c in mine])
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_get_active_sessions() -> ToolResult:
         """Your open sessions with their latest focus and files; warns when two touch one file."""
@@ -67,7 +67,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             conflicts=[{"path": c.path, "session_ids": c.session_ids} for c in conflicts],
         )
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_close_stale_sessions(
         session_id: Annotated[str, Field(description="Your own session: never closed.")],
@@ -80,7 +80,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         text = "Closed " + ", ".join(f"`{s.id}`" for s in closed) if closed else "Nothing to close."
         return result(text, closed=[s.id for s in closed])
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_log_token_save(
         session_id: SessionId,
@@ -95,7 +95,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             entry_id=entry,
         )
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_diff_sessions(since_session_id: str) -> ToolResult:
         """Everything that changed since that session started: facts, sessions, hypotheses,

@@ -16,7 +16,7 @@ from bigmind.tools import DESTRUCTIVE, READ_ONLY, WRITE, edge, result
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_get_stats() -> ToolResult:
         """Counts per tier (sessions, facts, chunks, hypotheses, company entries), facts per
@@ -26,13 +26,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         data["token_savings"] = savings.totals(rt.store)
         return result(json.dumps(data, indent=1, ensure_ascii=False), **data)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     def memory_get_instructions() -> str:
         """The complete guide to using BigMind correctly. Call it if you are unsure what to do,
         or if you missed memory_start_session()."""
         return RULES
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_health_check(
         stale_days: Annotated[
@@ -48,7 +48,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             checks=[{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
         )
 
-    @mcp.tool(annotations=DESTRUCTIVE)
+    @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
     @edge
     def memory_vacuum(
         older_than_days: Annotated[
@@ -63,7 +63,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             deleted_chunks=n,
         )
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_export(
         output_path: Annotated[
@@ -81,7 +81,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
         return result(f"Exported to {target} ({summary}).", path=str(target), counts=counts)
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_import(
         input_path: Annotated[str, Field(description="A file memory_export wrote.")],
@@ -97,7 +97,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             skipped=report.skipped,
         )
 
-    @mcp.tool(annotations=DESTRUCTIVE)
+    @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
     @edge
     def memory_restart_server() -> str:
         """Restart BigMind to load new code: it replies, then exits cleanly; the client starts

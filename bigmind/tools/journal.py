@@ -22,7 +22,7 @@ def _line(h: journal.Hypothesis) -> str:
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_add_hypothesis(
         hypothesis: Annotated[str, Field(description='"I predict X because Y".')],
@@ -36,7 +36,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             hypothesis_id=h.id,
         )
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_resolve_hypothesis(
         hypothesis_id: Annotated[int, Field(ge=1)],
@@ -47,7 +47,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         h = journal.resolve(rt.store, hypothesis_id, status, resolution)
         return result(f"Hypothesis #{h.id} is {h.status}.", hypothesis=h.as_dict())
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_list_hypotheses(
         status: Annotated[Status | Literal["all"], Field(description="Or 'all'.")] = "open",
@@ -58,7 +58,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         text = "\n".join(_line(h) for h in rows) or f"No {status} hypotheses."
         return result(text, hypotheses=[h.as_dict() for h in rows])
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_scan_hypotheses(
         stale_days: Annotated[int, Field(ge=1, le=3650, description="Open longer = stale.")] = 7,

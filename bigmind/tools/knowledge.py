@@ -20,7 +20,7 @@ Limit = Annotated[int, Field(ge=1, le=100, description="Maximum results.")]
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_search_facts(
         query: Query, limit: Limit = 10, include_deprecated: bool = False
@@ -34,7 +34,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         hits = rt.store.search_facts(query, limit, include_deprecated)
         return result(render.hits(hits, query, "facts"), results=[h.as_dict() for h in hits])
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_search_chunks(query: Query, limit: Limit = 10) -> ToolResult:
         """Search flagged past exchanges (decisions, code, diagnoses) for verbatim evidence.
@@ -44,7 +44,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         hits = rt.store.search_chunks(query, limit)
         return result(render.hits(hits, query, "chunks"), results=[h.as_dict() for h in hits])
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_store_fact(
         category: Annotated[
@@ -75,7 +75,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         )
         return result(text, fact_id=f.id, created=created, category=f.category)
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_update_profile(
         role: Annotated[str | None, Field(description="The user's role or job title.")] = None,
@@ -95,7 +95,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         p = rt.store.update_profile(role, preferences, pinned_facts)
         return result("Profile updated.", profile=p.as_dict())
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_deprecate_fact(
         fact_id: Annotated[int, Field(ge=1, description="The fact's id (#N in results).")],

@@ -25,7 +25,7 @@ def _card(p: people.Person) -> str:
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_remember_person(
         username: str,
@@ -42,7 +42,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         verb = "Remembered new person" if created else "Updated"
         return result(f"{verb} {p.username}.", person=p.as_dict(), created=created)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_recall_person(query: str) -> ToolResult:
         """Find people by name, role, team or expertise ("who knows Kafka?")."""
@@ -52,7 +52,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         text = "\n".join(f"{_card(p)}\n  why: {why}" for p, _score, why in found)
         return result(text, people=[p.as_dict() for p, _s, _w in found])
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_list_people(limit: Annotated[int, Field(ge=1, le=100)] = 20) -> ToolResult:
         """All known people, most recently seen first."""

@@ -34,7 +34,7 @@ def session_note(ref: SessionRef) -> str:
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_start_session(
         user_id: Annotated[
@@ -79,7 +79,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             omitted=packet.omitted,
         )
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_end_session(
         session_id: SessionId,
@@ -114,7 +114,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             was_open=was_open,
         )
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_flag_important(
         content: Annotated[
@@ -140,7 +140,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             opened_session=ref.opened,
         )
 
-    @mcp.tool(annotations=WRITE)
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_append_chunk(
         content: Annotated[
@@ -167,7 +167,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             opened_session=ref.opened,
         )
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_get_context() -> ToolResult:
         """Reload your BigMind context (profile, facts, recent sessions) without side effects.
@@ -183,7 +183,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             packet.text, context_tokens=packet.tokens, shown=packet.shown, omitted=packet.omitted
         )
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_get_session_detail(
         session_id: Annotated[str, Field(description="The session's id.")],
@@ -202,7 +202,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             chunk_ids=[c.id for c in chunks],
         )
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_list_sessions(
         limit: Annotated[int, Field(ge=1, le=100, description="How many, newest first.")] = 10,
