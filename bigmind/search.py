@@ -87,20 +87,23 @@ def excerpt(text: str, terms: tuple[str, ...] | list[str], width: int = 40) -> s
     Computed here rather than with FTS5's snippet(), which costs as much per row as ranking.
     """
     words = _WORDS.findall(text)
-    stems = [stem_prefix(t) for t in terms if t.rstrip("*")]
     # Phrase terms (pre-commit, config.py) are matched on their first part.
-    stems = [re.split(r"[._/'\-]", s)[0] or s for s in stems]
-
-    def hit(w: str) -> bool:
-        lw = w.lower().lstrip("\"'(`[{<*")
-        return any(lw.startswith(s) for s in stems if s)
-
-    first = next((i for i, w in enumerate(words) if hit(w)), 0)
+    stems = {re.split(r"[._/'\-]", stem_prefix(t))[0] for t in terms if t.rstrip("*")}
+    stems.discard("")
+    pattern = (
+        re.compile(r"[\"'(`\[{<*]*(?:" + "|".join(map(re.escape, stems)) + ")", re.IGNORECASE)
+        if stems
+        else None
+    )
+    marks = [bool(pattern and pattern.match(w)) for w in words]
+    first = marks.index(True) if True in marks else 0
     start = max(0, min(first - width // 4, len(words) - width))
-    shown = [f"**{w}**" if hit(w) else w for w in words[start : start + width]]
-    out = " ".join(shown)
+    end = start + width
+    out = " ".join(
+        f"**{w}**" if m else w for w, m in zip(words[start:end], marks[start:end], strict=True)
+    )
     if start > 0:
         out = "…" + out
-    if start + width < len(words):
+    if end < len(words):
         out += "…"
     return out

@@ -74,6 +74,9 @@ def run_writers(db_path: Path, usernames: list[str], count: int, *extra: str) ->
         for p in procs:
             _expect(p, "ready")  # database opened and migrated by everyone
         _send(procs, "go")
+        for p in procs:
+            _expect(p, "half")  # everyone has written half: the second halves interleave
+        _send(procs, "rest")
         outputs = [p.communicate(timeout=120) for p in procs]
     finally:
         for p in procs:
