@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.models import Hit, Record, now_ts, ts_ago
+from bigmind.models import Hit, Record, column_list, now_ts, ts_ago
 from bigmind.store import MAX_FACT, SessionRef, Store, check_limit, check_text, check_unit
 
 STATUSES = ("open", "confirmed", "refuted", "abandoned")
@@ -30,7 +30,7 @@ class Hypothesis(Record):
     resolved_at: str | None
 
 
-_COLUMNS = ", ".join(Hypothesis.__dataclass_fields__)
+_COLUMNS = column_list(Hypothesis)
 
 
 def _row(r: dict[str, object]) -> Hypothesis:

@@ -44,6 +44,12 @@ def content_hash(text: str) -> str:
     return hashlib.sha1(normalise_text(text).encode("utf-8")).hexdigest()
 
 
+def column_list(record: type[Any], alias: str = "") -> str:
+    """The SELECT list of a record dataclass's fields, each prefixed with ``alias.`` if given."""
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(prefix + name for name in record.__dataclass_fields__)
+
+
 class Record:
     """Mixin: plain-dict view for structured tool output and export."""
 
@@ -82,7 +88,7 @@ class Session(Record):
         return self.ended_at is None
 
 
-SESSION_COLUMNS = ", ".join(Session.__dataclass_fields__)
+SESSION_COLUMNS = column_list(Session)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +106,7 @@ class Fact(Record):
     access_count: int
 
 
-FACT_COLUMNS = ", ".join(f"f.{c}" for c in Fact.__dataclass_fields__)
+FACT_COLUMNS = column_list(Fact, "f")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +120,7 @@ class Chunk(Record):
     created_at: str | None
 
 
-CHUNK_COLUMNS = ", ".join(f"c.{c}" for c in Chunk.__dataclass_fields__)
+CHUNK_COLUMNS = column_list(Chunk, "c")
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bigmind.errors import InvalidInput
-from bigmind.models import Record, now_ts
+from bigmind.models import Record, column_list, now_ts
 from bigmind.search import terms_of
 from bigmind.store import MAX_SHORT, Store, check_limit, check_text, optional_text
 
@@ -37,7 +37,7 @@ class Person(Record):
     last_seen: str | None
 
 
-_COLUMNS = ", ".join(Person.__dataclass_fields__)
+_COLUMNS = column_list(Person)
 
 
 def _merge_list(old: str | None, new: str | None) -> str | None:
@@ -132,6 +132,7 @@ def recall(store: Store, query: str, limit: int = 5) -> list[tuple[Person, float
     q = check_text("query", query, 1_000)
     n = check_limit(limit)
     terms = [t.rstrip("*") for t in terms_of(q)]
+    stems = {t: t[: max(4, len(t) - 2)] for t in terms}  # also matches plurals and -ing forms
     if not terms:
         return []
     where = " OR ".join(
@@ -142,7 +143,7 @@ def recall(store: Store, query: str, limit: int = 5) -> list[tuple[Person, float
     )
     rows = store.db.query(
         f"SELECT {_COLUMNS} FROM people WHERE {where} LIMIT 500",
-        tuple(f"%{t[: max(4, len(t) - 2)]}%" for t in terms),
+        tuple(f"%{stems[t]}%" for t in terms),
     )
     scored = []
     for r in rows:
@@ -151,7 +152,7 @@ def recall(store: Store, query: str, limit: int = 5) -> list[tuple[Person, float
         why: list[str] = []
         for field, weight in _WEIGHTS.items():
             value = (getattr(p, field) or "").lower()
-            hit = [t for t in terms if t[: max(4, len(t) - 2)] in value]
+            hit = [t for t in terms if stems[t] in value]
             if hit:
                 score += weight * len(hit)
                 why.append(f"{field} ({', '.join(hit)})")

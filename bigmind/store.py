@@ -27,6 +27,7 @@ from bigmind.models import (
     Session,
     Summary,
     User,
+    column_list,
     content_hash,
     day_of,
     new_id,
@@ -45,8 +46,6 @@ MAX_SHORT = 500
 MAX_QUERY = 2_000
 MAX_LIMIT = 100
 TOUCH_SECONDS = 30
-_RETURN_FACT = ", ".join(c.removeprefix("f.") for c in FACT_COLUMNS.split(", "))
-_RETURN_CHUNK = ", ".join(c.removeprefix("c.") for c in CHUNK_COLUMNS.split(", "))
 _CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,39}$")
 
 
@@ -411,7 +410,7 @@ class Store:
             rows = tx.execute(
                 "INSERT INTO facts(user_id, category, fact, source_session, confidence, importance,"
                 " content_hash, created_at, updated_at, deprecated, access_count)"
-                f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) RETURNING {_RETURN_FACT}",
+                f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) RETURNING {column_list(Fact)}",
                 (self.uid, cat, text, ref.session.id if ref else None, conf, imp, digest, ts, ts),
             )
         return fact_from_row(rows[0]), True, ref
@@ -474,7 +473,7 @@ class Store:
             "facts_fts",
             "facts",
             q,
-            FACT_COLUMNS.replace("f.", "b."),
+            column_list(Fact, "b"),
             f"b.user_id = ?{dep}",
             (self.uid,),
             n,
@@ -529,7 +528,7 @@ class Store:
             rows = tx.execute(
                 "INSERT INTO conversation_chunks(session_id, user_id, role, content, flag_reason,"
                 " seq, created_at) VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM"
-                f" conversation_chunks WHERE session_id = ?), ?) RETURNING {_RETURN_CHUNK}",
+                f" conversation_chunks WHERE session_id = ?), ?) RETURNING {column_list(Chunk)}",
                 (ref.session.id, self.uid, role, body, reason, ref.session.id, now_ts()),
             )
         return Chunk(**rows[0]), ref
