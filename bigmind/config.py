@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     log_level: str = "WARNING"
     busy_timeout_ms: int = Field(default=10_000, ge=0)
     context_budget: int = Field(default=1300, ge=200, le=20_000)
+    embed_model: str = Field(
+        default="all-MiniLM-L6-v2",
+        description="Embedding model: a name under <data dir>/models, a directory, or 'off'.",
+    )
+    embed_threads: int = Field(default=1, ge=0, le=64, description="ONNX Runtime threads (0: all).")
 
     @field_validator("db_path")
     @classmethod
@@ -51,3 +56,8 @@ class Settings(BaseSettings):
     def data_dir(self) -> Path:
         """Folder beside the database for exports and logs."""
         return self.db_path.parent
+
+    @property
+    def models_dir(self) -> Path:
+        """Where `bigmind model export` puts models and named models are looked up."""
+        return self.data_dir / "models"
