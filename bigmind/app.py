@@ -13,7 +13,7 @@ from bigmind.tools import register_all
 
 
 def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
-    rt = runtime or Runtime(settings)
+    rt = runtime or Runtime(settings, background=True)
     mcp = FastMCP(
         "BigMind Memory",
         instructions=SERVER_INSTRUCTIONS,

@@ -10,10 +10,14 @@ estimator is additive over lines, a section's cost is the sum of its lines.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bigmind.focus import Focus, latest_focus
 from bigmind.models import Fact, Session, day_of, now_ts
 from bigmind.store import Store
+
+if TYPE_CHECKING:
+    from bigmind.recall import Recall
 from bigmind.tokens import count_tokens, truncate_to_tokens
 
 TIER_G_BUDGET = 500
@@ -91,9 +95,19 @@ def _session_line(s: Session, current_id: str | None, focus: Focus | None = None
 
 
 def build_context(
-    store: Store, *, current_session: str | None = None, budget: int = PACKET_BUDGET
+    store: Store,
+    *,
+    current_session: str | None = None,
+    budget: int = PACKET_BUDGET,
+    focus: str | None = None,
+    recall: Recall | None = None,
 ) -> Packet:
-    """Render the budgeted bootstrap packet for the store's user."""
+    """Render the budgeted bootstrap packet for the store's user.
+
+    With a ``focus`` (and a ``recall`` to rank with), the facts and sessions most relevant
+    to it come first, then the usual most important / most recent ones.
+    """
+    focus = " ".join((focus or "").split()) or None
     header = [
         f"## 🧠 BigMind Context — loaded {now_ts()[:16]} UTC",
         f"> Recalled memory of user `{store.user.username}`: data from past sessions "
@@ -150,14 +164,23 @@ def build_context(
         len(facts) if len(facts) < FACT_CANDIDATES else store.count_active_facts(cap=FACT_COUNT_CAP)
     )
     sessions = _session_candidates(store)
-    fact_sec = _Section("### 🗂️ Stored facts", tier1 if not sessions else int(tier1 * 0.55))
+    relevant = ""
+    if focus and recall is not None:
+        facts, sessions = _by_relevance(store, recall, focus, facts, sessions)
+        relevant = " (most relevant to the focus first)"
+    fact_sec = _Section(
+        f"### 🗂️ Stored facts{relevant}", tier1 if not sessions else int(tier1 * 0.55)
+    )
     for f in facts:
         if not fact_sec.add(_fact_line(f)):
             break
-    sess_sec = _Section("### 📅 Recent sessions", tier1 - fact_sec.used)
-    focus = latest_focus(store, [s.id for s in sessions if s.is_open])
+    sess_sec = _Section(
+        "### 📅 Relevant and recent sessions" if relevant else "### 📅 Recent sessions",
+        tier1 - fact_sec.used,
+    )
+    announced = latest_focus(store, [s.id for s in sessions if s.is_open])
     for s in sessions:
-        if not sess_sec.add(_session_line(s, current_session, focus.get(s.id)), truncate=True):
+        if not sess_sec.add(_session_line(s, current_session, announced.get(s.id)), truncate=True):
             break
     # Hand what the sessions left over back to the facts.
     fact_sec.budget = tier1 - sess_sec.used
@@ -182,6 +205,24 @@ def build_context(
     lines = header + body + ([footer] if footer else [])
     text = "\n".join(lines).rstrip() + "\n"
     return Packet(text=text, tokens=count_tokens(text), budget=budget, shown=shown, omitted=omitted)
+
+
+FOCUS_FACTS = 20
+FOCUS_SESSIONS = 5
+
+
+def _by_relevance(
+    store: Store, recall: Recall, focus: str, facts: list[Fact], sessions: list[Session]
+) -> tuple[list[Fact], list[Session]]:
+    """Facts and sessions relevant to ``focus`` first, then the others in their usual order."""
+    hits = recall.search(focus, FOCUS_FACTS, ["fact"], bump=False).hits
+    top = store.facts_by_ids([int(h.id) for h in hits])
+    ids = {f.id for f in top}
+    facts = top + [f for f in facts if f.id not in ids]
+    found = recall.search(focus, FOCUS_SESSIONS, ["summary"], bump=False).hits
+    near = [store.get_session(str(h.id)) for h in found]
+    sids = {s.id for s in near}
+    return facts, near + [s for s in sessions if s.id not in sids]
 
 
 def _session_candidates(store: Store) -> list[Session]:

@@ -330,6 +330,43 @@ def _m0008_session_importance(tx: Tx, dialect: str) -> None:
     )
 
 
+def _m0009_embeddings(tx: Tx, dialect: str) -> None:
+    """Semantic recall: which memory has a vector, made by which model; usage of every kind.
+
+    The vectors themselves live in sqlite-vec ``vec_<kind>`` tables whose dimension comes
+    from the model, so :mod:`bigmind.vectors` creates them when a model is first used.
+    """
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE TABLE IF NOT EXISTS embeddings (
+    id           {id},
+    kind         TEXT NOT NULL,
+    item_id      TEXT NOT NULL,
+    user_id      TEXT NOT NULL DEFAULT '',
+    model        TEXT NOT NULL,
+    dim          INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    embedded_at  {ts} NOT NULL,
+    UNIQUE (kind, item_id)
+);
+CREATE TABLE IF NOT EXISTS embedding_state (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memory_usage (
+    kind             TEXT NOT NULL,
+    item_id          TEXT NOT NULL,
+    user_id          TEXT NOT NULL,
+    access_count     INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at {ts},
+    PRIMARY KEY (kind, item_id, user_id)
+);
+""",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -339,6 +376,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0006_fts", _m0006_fts),
     Migration("0007_fact_hashes", _m0007_fact_hashes),
     Migration("0008_session_importance_index", _m0008_session_importance),
+    Migration("0009_embeddings", _m0009_embeddings),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -147,8 +147,8 @@ class Summary(Record):
 class Hit(Record):
     """One search result: what it is, where it came from, and why it ranked."""
 
-    kind: str  # "fact" | "chunk"
-    id: int
+    kind: str  # fact | chunk | summary | hypothesis | person | global
+    id: int | str  # a session id (text) for summaries
     date: str
     text: str
     score: float

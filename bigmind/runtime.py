@@ -11,20 +11,39 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from bigmind.config import Settings
 from bigmind.db import SQLiteBackend, connect
 from bigmind.errors import BackendUnavailable
 from bigmind.store import Store
 
+if TYPE_CHECKING:
+    from bigmind.recall import Recall
+    from bigmind.semantic import Semantic
+
 log = logging.getLogger(__name__)
 RESTART_DELAY_S = 0.5  # long enough for the reply to reach the client
 
 
 class Runtime:
-    def __init__(self, settings: Settings, exit_process: Callable[[int], None] = os._exit) -> None:
+    """Settings, the store, and the semantic index (started with the store when ``background``).
+
+    The server runs with ``background=True``: the first tool call opens the database and
+    starts loading the embedding model in a thread; the CLI leaves it off.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        exit_process: Callable[[int], None] = os._exit,
+        *,
+        background: bool = False,
+    ) -> None:
         self.settings = settings
+        self.background = background
         self._store: Store | None = None
+        self._semantic: Semantic | None = None
         self._lock = threading.Lock()
         self._exit = exit_process
 
@@ -56,10 +75,35 @@ class Runtime:
                 "unset it to use the SQLite file at BIGMIND_DB_PATH."
             )
         backend: SQLiteBackend = connect(s.db_path, busy_timeout_ms=s.busy_timeout_ms)
-        return Store(backend, s.user, mode=s.mode)
+        store = Store(backend, s.user, mode=s.mode)
+        if self.background:
+            from bigmind.semantic import Semantic
+
+            self._semantic = Semantic(backend, s)
+            self._semantic.start()
+        return store
+
+    @property
+    def semantic(self) -> Semantic | None:
+        """The semantic index, once the store is open (None in CLI runs)."""
+        _ = self.store
+        return self._semantic
+
+    def recall(self) -> Recall:
+        from bigmind.recall import Recall
+
+        return Recall(self.store, self.semantic)
+
+    def wrote(self) -> None:
+        """A tool stored something: let the background embedder pick it up."""
+        if self._semantic is not None:
+            self._semantic.notify()
 
     def close(self) -> None:
         with self._lock:
+            if self._semantic is not None:
+                self._semantic.close()
+                self._semantic = None
             if self._store is not None:
                 self._store.db.close()
                 self._store = None

@@ -443,6 +443,19 @@ class Store:
             )
         return self.get_fact(fact_id)
 
+    def facts_by_ids(self, ids: Sequence[int]) -> list[Fact]:
+        """The user's active facts with these ids, in the order given."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self.db.query(
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id IN ({marks}) AND +f.user_id = ?"
+            " AND f.deprecated = 0",
+            (*ids, self.uid),
+        )
+        by_id = {int(r["id"]): fact_from_row(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
     def top_facts(self, limit: int) -> list[Fact]:
         """Active facts, most important, most confident, most recently updated first."""
         rows = self.db.query(
@@ -464,7 +477,7 @@ class Store:
         )
 
     def search_facts(
-        self, query: str, limit: int = 10, include_deprecated: bool = False
+        self, query: str, limit: int = 10, include_deprecated: bool = False, *, bump: bool = True
     ) -> list[Hit]:
         q = check_text("query", query, MAX_QUERY)
         n = check_limit(limit)
@@ -490,14 +503,15 @@ class Store:
                     date=day_of(f.updated_at),
                     text=f.fact,
                     score=score,
-                    why=_why(plan, f.fact + " " + f.category),
+                    why=match_why(plan, f.fact + " " + f.category),
                     session_id=f.source_session,
                     category=f.category,
                     confidence=f.confidence,
                     deprecated=bool(f.deprecated),
                 )
             )
-        self._bump_access([h.id for h in hits])
+        if bump:
+            self._bump_access([int(h.id) for h in hits])
         return hits
 
     def _bump_access(self, fact_ids: list[int]) -> None:
@@ -549,7 +563,7 @@ class Store:
         hits = []
         for r in rows:
             r["excerpt"] = excerpt(r["content"], plan.used if plan else ())
-            why = _why(plan, r["content"])
+            why = match_why(plan, r["content"])
             if r["flag_reason"]:
                 why += f"; flagged: {r['flag_reason']}"
             hits.append(
@@ -661,7 +675,7 @@ def fact_from_row(row: Row) -> Fact:
     return Fact(**row)
 
 
-def _why(plan: Plan | None, text: str) -> str:
+def match_why(plan: Plan | None, text: str) -> str:
     """One line on why a row matched: the query terms it shows, and what ranking left out."""
     matched = _matched_terms(plan.used, text) if plan else ""
     why = f"keyword match on {matched}" if matched else "keyword match (stemmed)"

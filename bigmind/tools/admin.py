@@ -90,6 +90,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """Merge a memory_export file into this memory. Idempotent; all or nothing."""
         path = transfer.resolve_import_path(input_path, rt.settings.data_dir)
         report = transfer.import_data(rt.store, transfer.load_export(path), mode)
+        rt.wrote()
         added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"
         return result(
             f"Imported from {path} (exported by {report.source_user}): {added}.",

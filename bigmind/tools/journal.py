@@ -31,6 +31,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     ) -> ToolResult:
         """Before a non-trivial task, record your prediction and confidence; resolve it after."""
         h, ref = journal.add(rt.store, hypothesis, confidence, session_id)
+        rt.wrote()
         return result(
             f"Hypothesis #{h.id} recorded ({h.confidence:.2f})." + session_note(ref),
             hypothesis_id=h.id,
@@ -45,6 +46,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     ) -> ToolResult:
         """Close a hypothesis as confirmed, refuted or abandoned (or reopen it with 'open')."""
         h = journal.resolve(rt.store, hypothesis_id, status, resolution)
+        rt.wrote()
         return result(f"Hypothesis #{h.id} is {h.status}.", hypothesis=h.as_dict())
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)

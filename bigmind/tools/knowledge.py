@@ -8,7 +8,7 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind import render
+from bigmind import dedup, render
 from bigmind.runtime import Runtime
 from bigmind.tools import READ_ONLY, WRITE, edge, result
 from bigmind.tools.sessions import SessionId
@@ -17,9 +17,51 @@ Query = Annotated[
     str, Field(description="A question or keywords; natural language is fine.", max_length=2000)
 ]
 Limit = Annotated[int, Field(ge=1, le=100, description="Maximum results.")]
+Kinds = Annotated[
+    list[str] | str | None,
+    Field(
+        description="Only these kinds: fact, chunk, summary, hypothesis, person, global "
+        "(default: all)."
+    ),
+]
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
+    def ranked(
+        query: str,
+        limit: int,
+        kinds: Kinds,
+        what: str,
+        mode: str = "hybrid",
+        include_deprecated: bool = False,
+    ) -> ToolResult:
+        found = rt.recall().search(
+            query, limit, kinds, mode=mode, include_deprecated=include_deprecated
+        )
+        text = render.hits(found.hits, query, what)
+        if found.note:
+            text += "\n" + found.note
+        return result(text, results=[h.as_dict() for h in found.hits], note=found.note or None)
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_recall(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
+        """Recall anything you stored — facts, flagged exchanges, session summaries, hypotheses,
+        people, company knowledge — in one ranked list. The best first search for "do we know…".
+
+        Keyword and meaning-based (semantic) matches are fused, then weighed by recency,
+        importance, confidence and how often a memory was useful; each hit says why.
+        """
+        return ranked(query, limit, kinds, "memories")
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_search_semantic(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
+        """Search by meaning only, for paraphrases keywords miss ("which testing library?"
+        finds "prefers pytest"). Falls back to keywords while the model loads, and says so.
+        """
+        return ranked(query, limit, kinds, "memories", mode="semantic")
+
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_search_facts(
@@ -27,12 +69,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     ) -> ToolResult:
         """Search your stored facts BEFORE acting on a task ("search first, act second").
 
-        Ask in plain words ("which test runner does the user prefer?") or keywords; results are
-        BM25-ranked with date, category, confidence and why each matched. Deprecated facts are
-        hidden unless include_deprecated=True.
+        Ask in plain words ("which test runner does the user prefer?") or keywords; keyword and
+        semantic matches are fused, with date, category, confidence and why each matched.
+        Deprecated facts are hidden unless include_deprecated=True.
         """
-        hits = rt.store.search_facts(query, limit, include_deprecated)
-        return result(render.hits(hits, query, "facts"), results=[h.as_dict() for h in hits])
+        return ranked(query, limit, ["fact"], "facts", include_deprecated=include_deprecated)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
@@ -41,8 +82,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         Use before answering "do you remember…" or redoing past work. Plain questions work.
         """
-        hits = rt.store.search_chunks(query, limit)
-        return result(render.hits(hits, query, "chunks"), results=[h.as_dict() for h in hits])
+        return ranked(query, limit, ["chunk"], "chunks")
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
@@ -64,16 +104,39 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """Store one atomic fact worth remembering across conversations. Don't wait to be asked.
 
         Triggers: a user preference or constraint, an architectural decision, a bug's root cause
-        and fix, what a module does. One truth per call; never secrets. Storing a fact that is
-        already stored returns the existing id instead of a duplicate.
+        and fix, what a module does. One truth per call; never secrets. A fact already stored
+        (even in other words) returns the existing id; a close but different one is stored and
+        named as a possible conflict, so you can deprecate the outdated one.
         """
-        f, created, _ref = rt.store.store_fact(category, fact, confidence, session_id, importance)
-        text = (
-            f"Stored fact #{f.id} [{f.category}]."
-            if created
-            else f"Already known as fact #{f.id} [{f.category}]; nothing added."
+        r = dedup.store_fact(
+            rt.store, rt.semantic, category, fact, confidence, session_id, importance
         )
-        return result(text, fact_id=f.id, created=created, category=f.category)
+        rt.wrote()
+        f = r.fact
+        if r.created:
+            text = f"Stored fact #{f.id} [{f.category}]."
+        elif r.similar_to:
+            text = (
+                f"Already known as fact #{f.id} [{f.category}] in other words "
+                f"(similarity {r.similar_to[1]:.2f}): {f.fact!r}; nothing added."
+            )
+        else:
+            text = f"Already known as fact #{f.id} [{f.category}]; nothing added."
+        for other, sim in r.conflicts:
+            text += (
+                f"\n⚠️ Possible conflict with fact #{other.id} (similarity {sim:.2f}): "
+                f"{other.fact!r}. If one is outdated, memory_deprecate_fact it."
+            )
+        return result(
+            text,
+            fact_id=f.id,
+            created=r.created,
+            category=f.category,
+            duplicate_of=r.similar_to[0] if r.similar_to else None,
+            possible_conflicts=[
+                {"fact_id": o.id, "similarity": round(s, 3)} for o, s in r.conflicts
+            ],
+        )
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge

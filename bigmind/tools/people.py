@@ -39,6 +39,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     ) -> ToolResult:
         """Store or update a colleague: who they are and what they know."""
         p, created = people.remember(rt.store, username, display_name, role, team, expertise, notes)
+        rt.wrote()
         verb = "Remembered new person" if created else "Updated"
         return result(f"{verb} {p.username}.", person=p.as_dict(), created=created)
 

@@ -47,6 +47,14 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             str | None,
             Field(description="Resume this session instead of opening one (child tasks)."),
         ] = None,
+        focus: Annotated[
+            str | None,
+            Field(
+                description="What this conversation is about (the user's first request); "
+                "facts and sessions are then chosen by relevance to it.",
+                max_length=2000,
+            ),
+        ] = None,
     ) -> ToolResult:
         """⚡ CALL THIS FIRST — at the start of EVERY conversation, before anything else.
 
@@ -60,7 +68,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         store.check_user(user_id)
         started = store.start_session(ide_hint, session_id)
         sid = started.session.id
-        packet = build_context(store, current_session=sid, budget=rt.settings.context_budget)
+        packet = build_context(
+            store,
+            current_session=sid,
+            budget=rt.settings.context_budget,
+            focus=focus,
+            recall=rt.recall() if focus else None,
+        )
         head = f"🧠 BigMind Session: `{sid}`"
         if started.reused:
             head += " (resumed)"
@@ -105,6 +119,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         s, was_open = rt.store.end_session(
             session_id, one_liner, topics, outcome, summary, key_facts, code_refs, importance
         )
+        rt.wrote()
         verb = "Closed" if was_open else "Updated the already closed"
         return result(
             f"{verb} session `{s.id}`: {s.one_liner} (topics: {s.topics or '—'}).",
@@ -132,6 +147,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         "remember this". Summarise the exchange in `content`.
         """
         chunk, ref = rt.store.append_chunk(content, session_id, "assistant", flag_reason)
+        rt.wrote()
         return result(
             f"Flagged as important: chunk #{chunk.id} in session `{ref.session.id}`."
             + session_note(ref),
@@ -158,6 +174,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         finished task built and its gotchas. Child tasks pass the parent's session_id.
         """
         chunk, ref = rt.store.append_chunk(content, session_id, role, flag_reason)
+        rt.wrote()
         return result(
             f"Saved chunk #{chunk.id} (seq {chunk.seq}) in session `{ref.session.id}`."
             + session_note(ref),

@@ -1,0 +1,388 @@
+"""Hybrid recall: keyword (BM25) and vector rankings fused, then weighed by memory signals.
+
+For each kind of memory asked for, two ranked lists are fetched — the keyword
+search of :mod:`bigmind.textsearch` and the nearest vectors of
+:mod:`bigmind.vectors` — and fused by reciprocal-rank fusion::
+
+    rrf = w_kw / (k + rank_kw) + w_vec / (k + rank_vec)
+
+A memory missing from a list gets nothing from it. The fused score is then
+multiplied by a boost from recency, importance, confidence and usage (how often
+the memory was returned before), each small, so relevance leads and the signals
+break near-ties. Every hit says which of these put it where it is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from bigmind import people
+from bigmind.db import Row
+from bigmind.errors import InvalidInput
+from bigmind.models import TS_FORMAT, Hit, day_of, now_ts
+from bigmind.search import excerpt, stem_prefix, terms_of
+from bigmind.semantic import Semantic
+from bigmind.store import MAX_QUERY, Store, check_limit, check_text, match_why
+from bigmind.vectors import KINDS
+
+SHARED_KINDS = ("person", "global")
+MODES = ("hybrid", "semantic", "keyword")
+EXCERPT_ABOVE = 400  # characters: longer texts are shown as an excerpt around the terms
+
+
+@dataclass(frozen=True, slots=True)
+class RankParams:
+    """The knobs of the ranking; defaults are what bench/locomo.py measured best."""
+
+    rrf_k: float = 60.0
+    keyword_weight: float = 1.0
+    vector_weight: float = 1.0
+    fetch: int = 50  # candidates taken from each list
+    min_similarity: float = 0.15  # vector neighbours below this are noise
+    recency_weight: float = 0.10
+    half_life_days: float = 60.0
+    importance_weight: float = 0.10
+    confidence_weight: float = 0.10
+    usage_weight: float = 0.05
+
+
+DEFAULT = RankParams()
+
+
+@dataclass(slots=True)
+class _Cand:
+    kind: str
+    id: str
+    text: str = ""
+    ts: str | None = None
+    session_id: str | None = None
+    category: str | None = None
+    confidence: float | None = None
+    deprecated: bool = False
+    importance: int = 5
+    uses: int = 0
+    kw_rank: int | None = None
+    kw_why: str = ""
+    vec_rank: int | None = None
+    similarity: float | None = None
+    score: float = 0.0
+    signals: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    hits: list[Hit]
+    note: str  # why vectors did not take part, or ""
+
+
+def _marks(ids: Sequence[object]) -> str:
+    return ",".join("?" * len(ids))
+
+
+class Recall:
+    """Ranks one user's memories for a query; see the module docstring."""
+
+    def __init__(self, store: Store, semantic: Semantic | None, params: RankParams = DEFAULT):
+        self.store = store
+        self.semantic = semantic
+        self.params = params
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        kinds: Sequence[str] | None = None,
+        *,
+        mode: str = "hybrid",
+        include_deprecated: bool = False,
+        bump: bool = True,
+    ) -> Recalled:
+        q = check_text("query", query, MAX_QUERY)
+        n = check_limit(limit)
+        wanted = _kinds(kinds)
+        if mode not in MODES:
+            raise InvalidInput(f"'mode' must be one of {', '.join(MODES)}; got {mode!r}.")
+        qvec = None
+        note = ""
+        if mode != "keyword":
+            if self.semantic is None:
+                note = "(semantic search off — keyword results only)"
+            else:
+                qvec = self.semantic.embed_query(q)
+                if qvec is None:
+                    note = self.semantic.status().note()
+        use_kw = mode == "hybrid" or qvec is None
+        p = self.params
+        fetch = max(p.fetch, n)
+        cands: dict[tuple[str, str], _Cand] = {}
+        for kind in wanted:
+            if use_kw:
+                for rank, (item_id, why) in enumerate(self._keyword(kind, q, fetch), 1):
+                    c = cands.setdefault((kind, item_id), _Cand(kind, item_id))
+                    c.kw_rank, c.kw_why = rank, why
+            if qvec is not None and self.semantic is not None:
+                owner = "" if kind in SHARED_KINDS else self.store.uid
+                near = self.semantic.vectors.knn(kind, owner, qvec, fetch)
+                rank = 0
+                for nb in near:
+                    if nb.similarity < p.min_similarity:
+                        continue
+                    rank += 1
+                    c = cands.setdefault((kind, nb.item_id), _Cand(kind, nb.item_id))
+                    c.vec_rank, c.similarity = rank, nb.similarity
+        loaded = self._load(list(cands.values()), include_deprecated)
+        now = datetime.strptime(now_ts(), TS_FORMAT)
+        for c in loaded:
+            self._score(c, now)
+        loaded.sort(key=lambda c: (-c.score, c.kind, c.id))
+        top = loaded[:n]
+        if bump:
+            self._bump(top)
+        terms = terms_of(q)
+        return Recalled([self._hit(c, terms) for c in top], note)
+
+    # -- candidates ----------------------------------------------------------------------
+    def _keyword(self, kind: str, q: str, fetch: int) -> list[tuple[str, str]]:
+        s = self.store
+        n = min(fetch, 100)
+        if kind == "fact":
+            return [(str(h.id), h.why) for h in s.search_facts(q, n, True, bump=False)]
+        if kind == "chunk":
+            return [(str(h.id), h.why) for h in s.search_chunks(q, n)]
+        if kind == "person":
+            return [(str(p.id), why) for p, _score, why in people.recall(s, q, n)]
+        if kind == "hypothesis":
+            return self._hypothesis_terms(q, n)
+        fts, base, cols, cond, args = {
+            "summary": (
+                "session_summaries_fts",
+                "session_summaries",
+                "b.id, b.summary AS body",
+                "b.id IN (SELECT id FROM sessions WHERE user_id = ?)",
+                (s.uid,),
+            ),
+            "global": (
+                "global_knowledge_fts",
+                "global_knowledge",
+                "b.id, b.title || ' ' || b.content AS body",
+                "b.status = 'approved'",
+                (),
+            ),
+        }[kind]
+        rows, plan = s.text.search(fts, base, q, cols, cond, args, n, "2.0, 1.0")
+        return [(str(r["id"]), match_why(plan, str(r["body"]))) for r in rows]
+
+    def _hypothesis_terms(self, q: str, n: int) -> list[tuple[str, str]]:
+        stems = {t: stem_prefix(t) for t in terms_of(q)}
+        if not stems:
+            return []
+        where = " OR ".join(
+            "lower(hypothesis || ' ' || coalesce(resolution, '')) LIKE ?" for _ in stems
+        )
+        rows = self.store.db.query(
+            f"SELECT id, hypothesis, resolution FROM hypotheses WHERE user_id = ? AND ({where})"
+            " ORDER BY id DESC LIMIT 500",
+            (self.store.uid, *(f"%{s}%" for s in stems.values())),
+        )
+        scored = []
+        for r in rows:
+            low = f"{r['hypothesis']} {r['resolution'] or ''}".lower()
+            hit = [t for t, st in stems.items() if st in low]
+            scored.append((len(hit), str(r["id"]), "keyword match on " + ", ".join(hit)))
+        scored.sort(key=lambda x: (-x[0], -int(x[1])))
+        return [(i, why) for _n, i, why in scored[:n]]
+
+    def _load(self, cands: list[_Cand], include_deprecated: bool) -> list[_Cand]:
+        """Fill candidates from their tables; drops what is not the user's or is filtered."""
+        out: list[_Cand] = []
+        for kind in KINDS:
+            group = {c.id: c for c in cands if c.kind == kind}
+            if not group:
+                continue
+            ids = list(group)
+            for row in _LOADERS[kind](self.store, ids, include_deprecated):
+                c = group[str(row["id"])]
+                c.text = str(row["text"])
+                c.ts = row.get("ts")
+                c.session_id = row.get("session_id")
+                c.category = row.get("category")
+                c.confidence = None if row.get("confidence") is None else float(row["confidence"])
+                c.deprecated = bool(row.get("deprecated"))
+                c.importance = int(row.get("importance") or 5)
+                c.uses = int(row.get("uses") or 0)
+                out.append(c)
+            if kind != "fact":
+                uses = self.store.db.query(
+                    "SELECT item_id, access_count FROM memory_usage WHERE kind = ? AND"
+                    f" user_id = ? AND item_id IN ({_marks(ids)})",
+                    (kind, self.store.uid, *ids),
+                )
+                for u in uses:
+                    group[str(u["item_id"])].uses = int(u["access_count"])
+        return out
+
+    # -- scoring -------------------------------------------------------------------------
+    def _score(self, c: _Cand, now: datetime) -> None:
+        p = self.params
+        rrf = 0.0
+        why: list[str] = []
+        if c.kw_rank is not None:
+            rrf += p.keyword_weight / (p.rrf_k + c.kw_rank)
+            why.append(f"{c.kw_why} (keyword #{c.kw_rank})")
+        if c.vec_rank is not None and c.similarity is not None:
+            rrf += p.vector_weight / (p.rrf_k + c.vec_rank)
+            why.append(f"semantic #{c.vec_rank} (similarity {c.similarity:.2f})")
+        boost = 1.0
+        if c.ts:
+            age = max(0.0, (now - _parse(c.ts)).total_seconds() / 86_400)
+            boost += p.recency_weight * 0.5 ** (age / p.half_life_days)
+            if age < 2:
+                why.append("recent")
+        if c.importance != 5:
+            boost += p.importance_weight * (c.importance - 5) / 5
+            why.append(f"importance {c.importance}")
+        if c.confidence is not None and c.confidence < 1.0:
+            boost -= p.confidence_weight * (1.0 - c.confidence)
+            why.append(f"confidence {c.confidence:.2f}")
+        if c.uses:
+            boost += p.usage_weight * min(1.0, math.log1p(c.uses) / math.log(20))
+            why.append(f"recalled {c.uses}×")
+        c.score = rrf * boost
+        c.signals = why
+
+    def _hit(self, c: _Cand, terms: list[str]) -> Hit:
+        long = c.kind == "chunk" or len(c.text) > EXCERPT_ABOVE
+        text = excerpt(c.text, terms) if long and terms else c.text[: EXCERPT_ABOVE * 2]
+        return Hit(
+            kind=c.kind,
+            id=int(c.id) if c.id.isdigit() else c.id,
+            date=day_of(c.ts),
+            text=text,
+            score=round(c.score * 1000, 3),
+            why="; ".join(c.signals) or "recent memory",
+            session_id=c.session_id,
+            category=c.category,
+            confidence=c.confidence,
+            deprecated=c.deprecated,
+        )
+
+    def _bump(self, top: list[_Cand]) -> None:
+        if not top:
+            return
+        ts = now_ts()
+        facts = [int(c.id) for c in top if c.kind == "fact"]
+        others = [(c.kind, c.id) for c in top if c.kind != "fact"]
+        with self.store.db.transaction() as tx:
+            if facts:
+                tx.execute(
+                    "UPDATE facts SET access_count = coalesce(access_count, 0) + 1,"
+                    f" last_accessed_at = ? WHERE id IN ({_marks(facts)}) AND +user_id = ?",
+                    (ts, *facts, self.store.uid),
+                )
+            for kind, item_id in others:
+                tx.execute(
+                    "INSERT INTO memory_usage(kind, item_id, user_id, access_count,"
+                    " last_accessed_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT(kind, item_id,"
+                    " user_id) DO UPDATE SET access_count = access_count + 1,"
+                    " last_accessed_at = excluded.last_accessed_at",
+                    (kind, item_id, self.store.uid, ts),
+                )
+
+
+def _parse(ts: str) -> datetime:
+    try:
+        return datetime.strptime(ts[:26], TS_FORMAT if "." in ts else "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return datetime.strptime(ts[:10], "%Y-%m-%d")
+
+
+def _kinds(kinds: Sequence[str] | str | None) -> tuple[str, ...]:
+    if kinds is None or kinds == "" or kinds == []:
+        return KINDS
+    if isinstance(kinds, str):
+        kinds = [k.strip() for k in kinds.split(",")]
+    aliases = {k + "s": k for k in KINDS} | {"people": "person", "hypotheses": "hypothesis"}
+    out = []
+    for k in kinds:
+        k = aliases.get(k.strip().lower(), k.strip().lower())
+        if k not in KINDS:
+            raise InvalidInput(f"Unknown kind {k!r}; use any of: {', '.join(KINDS)}.")
+        if k not in out:
+            out.append(k)
+    return tuple(out)
+
+
+Loader = Callable[[Store, list[str], bool], list[Row]]
+
+
+def _facts(s: Store, ids: list[str], include_deprecated: bool) -> list[Row]:
+    dep = "" if include_deprecated else " AND coalesce(deprecated, 0) = 0"
+    return s.db.query(
+        "SELECT id, fact AS text, updated_at AS ts, source_session AS session_id, category,"
+        " coalesce(confidence, 1.0) AS confidence, deprecated, importance, access_count AS uses"
+        f" FROM facts WHERE id IN ({_marks(ids)}) AND +user_id = ?{dep}",
+        (*ids, s.uid),
+    )
+
+
+def _chunks(s: Store, ids: list[str], _dep: bool) -> list[Row]:
+    return s.db.query(
+        "SELECT id, content AS text, created_at AS ts, session_id FROM conversation_chunks"
+        f" WHERE id IN ({_marks(ids)}) AND +user_id = ?",
+        (*ids, s.uid),
+    )
+
+
+def _summaries(s: Store, ids: list[str], _dep: bool) -> list[Row]:
+    return s.db.query(
+        "SELECT b.id, coalesce(s.one_liner || ': ', '') || b.summary AS text,"
+        " s.started_at AS ts, b.id AS session_id, s.importance FROM session_summaries b"
+        f" JOIN sessions s ON s.id = b.id WHERE b.id IN ({_marks(ids)}) AND s.user_id = ?",
+        (*ids, s.uid),
+    )
+
+
+def _hypotheses(s: Store, ids: list[str], _dep: bool) -> list[Row]:
+    return s.db.query(
+        "SELECT id, '[' || status || '] ' || hypothesis ||"
+        " coalesce(' — ' || resolution, '') AS text, coalesce(resolved_at, created_at) AS ts,"
+        " session_id, confidence FROM hypotheses"
+        f" WHERE id IN ({_marks(ids)}) AND +user_id = ?",
+        (*ids, s.uid),
+    )
+
+
+def _people(s: Store, ids: list[str], _dep: bool) -> list[Row]:
+    return s.db.query(
+        "SELECT id, coalesce(display_name, username) || ' (@' || username || ')' ||"
+        " coalesce(' — ' || role, '') || coalesce('; expertise: ' || expertise, '') ||"
+        " coalesce('; ' || notes, '') AS text, coalesce(last_seen, updated_at) AS ts"
+        f" FROM people WHERE id IN ({_marks(ids)})",
+        tuple(ids),
+    )
+
+
+def _global(s: Store, ids: list[str], _dep: bool) -> list[Row]:
+    return s.db.query(
+        "SELECT id, title || ': ' || content AS text, updated_at AS ts, category, importance"
+        f" FROM global_knowledge WHERE id IN ({_marks(ids)}) AND status = 'approved'",
+        tuple(ids),
+    )
+
+
+_LOADERS: dict[str, Loader] = {
+    "fact": _facts,
+    "chunk": _chunks,
+    "summary": _summaries,
+    "hypothesis": _hypotheses,
+    "person": _people,
+    "global": _global,
+}
+
+
+def with_params(r: Recall, **changes: float) -> Recall:
+    """A copy of ``r`` with some ranking parameters changed (benchmarks)."""
+    return Recall(r.store, r.semantic, replace(r.params, **changes))  # type: ignore[arg-type]

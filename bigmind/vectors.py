@@ -1,0 +1,350 @@
+"""Vectors in sqlite-vec: one ``vec0`` table per kind of memory, in the database file.
+
+Each table partitions by owner (``user_id``; '' for shared people and company
+knowledge) and keeps two columns: the float vector for exact cosine distance and
+its 1-bit quantisation. Small partitions are searched exactly; past
+:data:`BINARY_ABOVE` vectors a Hamming scan over the bits picks candidates that
+are then rescored exactly, which keeps a million vectors well under 100 ms.
+
+The ``embeddings`` table maps a vector's rowid to the memory it encodes and
+records the model, dimension and content hash it was made from; ``embedding_state``
+records which model the vector tables belong to, so a model change is detected.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bigmind.db import Backend, Row, Tx
+from bigmind.models import content_hash, now_ts
+
+log = logging.getLogger(__name__)
+
+BINARY_ABOVE = 20_000  # partition size past which KNN goes coarse-bits-then-exact
+RESCORE_FACTOR = 8  # candidates per wanted result in the binary pass
+MAX_K = 4096  # sqlite-vec's KNN limit
+
+
+def fact_embedding_text(category: str, fact: str) -> str:
+    return f"{category}: {fact}"
+
+
+def _fact_text(r: Row) -> str:
+    return fact_embedding_text(str(r["category"]), str(r["fact"]))
+
+
+def _chunk_text(r: Row) -> str:
+    return str(r["content"]) + (f" ({r['flag_reason']})" if r.get("flag_reason") else "")
+
+
+def _summary_text(r: Row) -> str:
+    parts = [r.get("one_liner"), r.get("topics"), r["summary"], r.get("key_facts")]
+    return "\n".join(str(p) for p in parts if p)
+
+
+def _hypothesis_text(r: Row) -> str:
+    return str(r["hypothesis"]) + (
+        f"\nResolution: {r['resolution']}" if r.get("resolution") else ""
+    )
+
+
+def _person_text(r: Row) -> str:
+    head = r["display_name"] or r["username"]
+    parts = [f"{head} (@{r['username']})", r.get("role"), r.get("team"), r.get("expertise")]
+    parts.append(r.get("notes"))
+    return "\n".join(str(p) for p in parts if p)
+
+
+def _global_text(r: Row) -> str:
+    return f"[{r['category']}] {r['title']}\n{r['content']}"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where one kind of memory lives and how its text for embedding is made."""
+
+    kind: str
+    select: str  # columns, FROM and joins; must yield ``item_id`` and ``owner``
+    text: Callable[[Row], str]
+    append_only: bool  # rows never change text: scanning by id high-water mark suffices
+    int_ids: bool
+
+
+SOURCES: dict[str, Source] = {
+    s.kind: s
+    for s in (
+        Source(
+            "fact",
+            "SELECT b.id AS item_id, b.user_id AS owner, b.category, b.fact FROM facts b",
+            _fact_text,
+            True,
+            True,
+        ),
+        Source(
+            "chunk",
+            "SELECT b.id AS item_id, b.user_id AS owner, b.content, b.flag_reason"
+            " FROM conversation_chunks b",
+            _chunk_text,
+            True,
+            True,
+        ),
+        Source(
+            "summary",
+            "SELECT b.id AS item_id, s.user_id AS owner, s.one_liner, s.topics, b.summary,"
+            " b.key_facts FROM session_summaries b JOIN sessions s ON s.id = b.id",
+            _summary_text,
+            False,
+            False,
+        ),
+        Source(
+            "hypothesis",
+            "SELECT b.id AS item_id, b.user_id AS owner, b.hypothesis, b.resolution"
+            " FROM hypotheses b",
+            _hypothesis_text,
+            False,
+            True,
+        ),
+        Source(
+            "person",
+            "SELECT b.id AS item_id, '' AS owner, b.username, b.display_name, b.role, b.team,"
+            " b.expertise, b.notes FROM people b",
+            _person_text,
+            False,
+            True,
+        ),
+        Source(
+            "global",
+            "SELECT b.id AS item_id, '' AS owner, b.category, b.title, b.content"
+            " FROM global_knowledge b",
+            _global_text,
+            False,
+            True,
+        ),
+    )
+}
+KINDS = tuple(SOURCES)
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A memory whose vector is missing or stale."""
+
+    kind: str
+    item_id: str
+    owner: str
+    text: str
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    item_id: str
+    similarity: float  # cosine similarity, 1 = same direction
+
+
+def table(kind: str) -> str:
+    if kind not in SOURCES:
+        raise ValueError(f"unknown memory kind {kind!r}")
+    return f"vec_{kind}"
+
+
+class VectorStore:
+    """Vector tables of one database: state, writes, backlog and nearest-neighbour search."""
+
+    def __init__(self, db: Backend) -> None:
+        self.db = db
+        self._high_water: dict[str, int] = {}
+        self._sizes: dict[tuple[str, str], int] = {}
+
+    @property
+    def available(self) -> bool:
+        return bool(getattr(self.db, "vec_version", None))
+
+    # -- model state ---------------------------------------------------------------------
+    def model(self) -> tuple[str, int] | None:
+        """The (model id, dimension) the vector tables hold, or None before the first vector."""
+        rows = self.db.query("SELECT key, value FROM embedding_state")
+        state = {r["key"]: r["value"] for r in rows}
+        if "model" not in state:
+            return None
+        return str(state["model"]), int(state["dim"])
+
+    def adopt(self, model_id: str, dim: int) -> None:
+        """Make the vector tables belong to this model (creating them; dropping any others)."""
+        with self.db.transaction() as tx:
+            self._drop(tx)
+            for kind in KINDS:
+                tx.script(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS {table(kind)} USING vec0("
+                    f"user_id text partition key, embedding float[{dim}] distance_metric=cosine,"
+                    f" embedding_bin bit[{dim}])"
+                )
+            tx.execute(
+                "INSERT INTO embedding_state(key, value) VALUES ('model', ?), ('dim', ?)",
+                (model_id, str(dim)),
+            )
+        self._high_water.clear()
+        self._sizes.clear()
+
+    def _drop(self, tx: Tx) -> None:
+        for kind in KINDS:
+            tx.script(f"DROP TABLE IF EXISTS {table(kind)}")
+        tx.execute("DELETE FROM embeddings")
+        tx.execute("DELETE FROM embedding_state")
+
+    # -- backlog -------------------------------------------------------------------------
+    def pending(self, kind: str, limit: int) -> list[Pending]:
+        """Up to ``limit`` memories of ``kind`` without a current vector."""
+        src = SOURCES[kind]
+        if src.append_only:
+            # Ids only grow and texts never change: resume after the last id handed out.
+            rows = self.db.query(
+                f"{src.select} WHERE b.id > ? AND NOT EXISTS (SELECT 1 FROM embeddings e"
+                f" WHERE e.kind = ? AND e.item_id = CAST(b.id AS TEXT)) ORDER BY b.id LIMIT ?",
+                (self._high_water.get(kind, 0), kind, limit),
+            )
+            if rows:
+                self._high_water[kind] = int(rows[-1]["item_id"])
+            return [self._pending(kind, r) for r in rows]
+        key = "CAST(b.id AS TEXT)" if src.int_ids else "b.id"
+        select = src.select.replace("SELECT ", "SELECT e.content_hash AS _h, ", 1)
+        rows = self.db.query(
+            f"{select} LEFT JOIN embeddings e ON e.kind = ? AND e.item_id = {key}", (kind,)
+        )
+        out = []
+        for r in rows:
+            p = self._pending(kind, r)
+            if r["_h"] != p.digest:
+                out.append(p)
+                if len(out) >= limit:
+                    break
+        return out
+
+    def rescan(self) -> None:
+        """Forget the scan positions (after a failed batch, so nothing is skipped)."""
+        self._high_water.clear()
+
+    @staticmethod
+    def _pending(kind: str, r: Row) -> Pending:
+        text = SOURCES[kind].text(r)
+        return Pending(kind, str(r["item_id"]), str(r["owner"] or ""), text, content_hash(text))
+
+    def backlog(self) -> dict[str, int]:
+        """How many memories of each kind have no vector (stale texts not counted)."""
+        out = {}
+        for kind, src in SOURCES.items():
+            base = src.select.split(" FROM ")[1]
+            key = "CAST(b.id AS TEXT)" if src.int_ids else "b.id"
+            n = self.db.query(
+                f"SELECT count(*) AS n FROM {base} WHERE NOT EXISTS (SELECT 1 FROM embeddings e"
+                f" WHERE e.kind = ? AND e.item_id = {key})",
+                (kind,),
+            )[0]["n"]
+            out[kind] = int(n)
+        return out
+
+    def count(self) -> dict[str, int]:
+        rows = self.db.query("SELECT kind, count(*) AS n FROM embeddings GROUP BY kind")
+        return {r["kind"]: int(r["n"]) for r in rows}
+
+    # -- writes --------------------------------------------------------------------------
+    def write(self, items: Sequence[Pending], vectors: Any, model_id: str) -> int:
+        """Store vectors (rows of a float32 array) for ``items``; replaces older ones.
+
+        Returns how many were written; items whose memory changed meanwhile still get
+        the vector of the text they had (the next backlog scan refreshes them).
+        """
+        if not items:
+            return 0
+        dim = int(vectors.shape[1])
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            for p, vec in zip(items, vectors, strict=True):
+                blob = vec.astype("float32").tobytes()
+                old = tx.execute(
+                    "SELECT id FROM embeddings WHERE kind = ? AND item_id = ?", (p.kind, p.item_id)
+                )
+                if old:
+                    tx.execute(f"DELETE FROM {table(p.kind)} WHERE rowid = ?", (old[0]["id"],))
+                    tx.execute("DELETE FROM embeddings WHERE id = ?", (old[0]["id"],))
+                rid = tx.execute(
+                    "INSERT INTO embeddings(kind, item_id, user_id, model, dim, content_hash,"
+                    " embedded_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (p.kind, p.item_id, p.owner, model_id, dim, p.digest, ts),
+                )[0]["id"]
+                tx.execute(
+                    f"INSERT INTO {table(p.kind)}(rowid, user_id, embedding, embedding_bin)"
+                    " VALUES (?, ?, ?, vec_quantize_binary(?))",
+                    (rid, p.owner, blob, blob),
+                )
+                key = (p.kind, p.owner)
+                if key in self._sizes:
+                    self._sizes[key] += 0 if old else 1
+        return len(items)
+
+    # -- search --------------------------------------------------------------------------
+    def _size(self, kind: str, owner: str) -> int:
+        key = (kind, owner)
+        if key not in self._sizes:
+            self._sizes[key] = int(
+                self.db.query(
+                    "SELECT count(*) AS n FROM embeddings WHERE kind = ? AND user_id = ?",
+                    (kind, owner),
+                )[0]["n"]
+            )
+        return self._sizes[key]
+
+    def knn(self, kind: str, owner: str, query: Any, k: int) -> list[Neighbour]:
+        """The ``k`` nearest memories of ``kind`` owned by ``owner``, most similar first."""
+        k = max(1, min(k, MAX_K))
+        blob = query.astype("float32").tobytes()
+        t = table(kind)
+        if self._size(kind, owner) <= BINARY_ABOVE:
+            rows = self.db.query(
+                f"SELECT v.rowid AS rid, v.distance AS d FROM {t} v WHERE v.embedding MATCH ?"
+                " AND k = ? AND v.user_id = ?",
+                (blob, k, owner),
+            )
+        else:
+            want = min(MAX_K, k * RESCORE_FACTOR)
+            rows = self.db.query(
+                f"SELECT c.rid, vec_distance_cosine(v.embedding, ?) AS d FROM ("
+                f" SELECT rowid AS rid FROM {t} WHERE embedding_bin MATCH vec_quantize_binary(?)"
+                f" AND k = ? AND user_id = ?) c JOIN {t} v ON v.rowid = c.rid"
+                " ORDER BY d LIMIT ?",
+                (blob, blob, want, owner, k),
+            )
+        if not rows:
+            return []
+        ids = {int(r["rid"]): float(r["d"]) for r in rows}
+        marks = ",".join("?" * len(ids))
+        mapped = self.db.query(
+            f"SELECT id, item_id FROM embeddings WHERE id IN ({marks})", tuple(ids)
+        )
+        by_rid = {int(m["id"]): str(m["item_id"]) for m in mapped}
+        out = [Neighbour(by_rid[rid], 1.0 - d) for rid, d in ids.items() if rid in by_rid]
+        out.sort(key=lambda n: -n.similarity)
+        return out
+
+    def similarity(self, kind: str, item_ids: Iterable[str], query: Any) -> dict[str, float]:
+        """Exact cosine similarity of ``query`` to the stored vectors of these memories."""
+        ids = list(item_ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.query(
+            f"SELECT e.item_id, vec_distance_cosine(v.embedding, ?) AS d FROM embeddings e"
+            f" JOIN {table(kind)} v ON v.rowid = e.id WHERE e.kind = ? AND e.item_id IN ({marks})",
+            (query.astype("float32").tobytes(), kind, *ids),
+        )
+        return {str(r["item_id"]): 1.0 - float(r["d"]) for r in rows}
+
+    def drop_all(self) -> None:
+        """Forget every vector and the model they belong to (before a reindex)."""
+        with self.db.transaction() as tx:
+            self._drop(tx)
+        self._high_water.clear()
+        self._sizes.clear()
