@@ -11,6 +11,7 @@ Without a model only the hash check runs (the result says so).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from bigmind.models import FACT_COLUMNS, Fact, content_hash
@@ -48,7 +49,7 @@ def store_fact(
     if vec is not None and semantic is not None:
         found = semantic.vectors.knn("fact", store.uid, vec, NEIGHBOURS)
         near = _active(store, {int(n.item_id): n.similarity for n in found})
-        if near and near[0][1] >= DUPLICATE_AT:
+        if near and near[0][1] >= DUPLICATE_AT and same_claims(near[0][0].fact, text):
             best, sim = near[0]
             return StoredFact(best, False, (best.id, sim), [], True)
     fact, created, _ref = store.store_fact(category, text, confidence, session_id, importance)
@@ -61,6 +62,28 @@ def store_fact(
         semantic.vectors.write([item], vec.reshape(1, -1), model)
     conflicts = [(f, s) for f, s in near if s >= CONFLICT_AT and f.id != fact.id]
     return StoredFact(fact, True, None, conflicts, vec is not None)
+
+
+_NEGATIONS = frozenset(
+    "not no never none nothing nobody without cannot can't don't doesn't didn't isn't aren't"
+    " wasn't weren't won't shouldn't mustn't avoid stop stopped".split()
+)
+_WORD = re.compile(r"[a-z0-9][a-z0-9.'’]*")
+
+
+def same_claims(a: str, b: str) -> bool:
+    """Whether two similar texts also agree on negation and on every number they state.
+
+    Embeddings barely separate "we deploy on Fridays" from "we never deploy on Fridays"
+    (cosine 0.91) or Python 3.11 from 3.12; such pairs are conflicts, not duplicates.
+    """
+
+    def cues(text: str) -> tuple[frozenset[str], frozenset[str]]:
+        words = [w.rstrip(".").replace("’", "'") for w in _WORD.findall(text.lower())]
+        nums = frozenset(w for w in words if any(ch.isdigit() for ch in w))
+        return frozenset(w for w in words if w in _NEGATIONS or w.endswith("n't")), nums
+
+    return cues(a) == cues(b)
 
 
 def _active(store: Store, sims: dict[int, float]) -> list[tuple[Fact, float]]:

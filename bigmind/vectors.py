@@ -154,8 +154,9 @@ def table(kind: str) -> str:
 class VectorStore:
     """Vector tables of one database: state, writes, backlog and nearest-neighbour search."""
 
-    def __init__(self, db: Backend) -> None:
+    def __init__(self, db: Backend, *, binary_above: int = BINARY_ABOVE) -> None:
         self.db = db
+        self.binary_above = binary_above
         self._high_water: dict[str, int] = {}
         self._sizes: dict[tuple[str, str], int] = {}
 
@@ -302,7 +303,7 @@ class VectorStore:
         k = max(1, min(k, MAX_K))
         blob = query.astype("float32").tobytes()
         t = table(kind)
-        if self._size(kind, owner) <= BINARY_ABOVE:
+        if self._size(kind, owner) <= self.binary_above:
             rows = self.db.query(
                 f"SELECT v.rowid AS rid, v.distance AS d FROM {t} v WHERE v.embedding MATCH ?"
                 " AND k = ? AND v.user_id = ?",

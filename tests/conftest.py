@@ -14,6 +14,8 @@ from bigmind.db import SQLiteBackend, connect
 from bigmind.runtime import Runtime
 from bigmind.store import Store
 
+pytest_plugins = ["model_fixture"]  # session-scoped exported MiniLM (tests/model_fixture.py)
+
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

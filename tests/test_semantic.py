@@ -1,0 +1,268 @@
+"""Semantic recall with the real MiniLM on ONNX: background embedding, sqlite-vec, ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastmcp import Client
+
+from bigmind import dedup
+from bigmind.app import build_server
+from bigmind.config import Settings
+from bigmind.context import build_context
+from bigmind.db import SQLiteBackend, connect
+from bigmind.recall import Recall
+from bigmind.runtime import Runtime
+from bigmind.semantic import Semantic
+from bigmind.store import Store
+from bigmind.vectors import VectorStore
+from mcp_calls import call
+
+pytestmark = pytest.mark.anyio
+
+FACTS = [
+    ("preference", "The user prefers pytest for all Python tests"),
+    ("codebase", "The database is PostgreSQL 16 with the pgvector extension"),
+    ("decision", "Deployments go out through GitHub Actions on every merge to main"),
+    ("preference", "Answers should be short and use bullet points"),
+    ("bugfix", "The login flake came from a timezone bug in token expiry"),
+]
+
+
+@pytest.fixture
+def sem_settings(db_path: Path, model_dir: Path) -> Settings:
+    return Settings(db_path=db_path, user="alice", embed_model=str(model_dir))
+
+
+@pytest.fixture
+def sem_runtime(sem_settings: Settings) -> Iterator[Runtime]:
+    rt = Runtime(sem_settings, background=True)
+    yield rt
+    rt.close()
+
+
+def ready(rt: Runtime) -> Semantic:
+    sem = rt.semantic
+    assert sem is not None
+    rt.wrote()
+    assert sem.wait_idle(60), sem.status()
+    assert sem.ready, sem.status()
+    return sem
+
+
+def test_paraphrase_finds_fact_that_keywords_miss(sem_runtime: Runtime) -> None:
+    for cat, text in FACTS:
+        sem_runtime.store.store_fact(cat, text)
+    sem = ready(sem_runtime)
+    assert sem.status(counts=True).backlog == 0
+    recall = sem_runtime.recall()
+    for question, answer in [
+        ("Which testing library do we use?", "pytest"),  # the issue's example
+        ("keep responses brief", "bullet points"),
+        ("why did sign-in fail intermittently", "timezone bug"),
+        ("which SQL server do we run", "PostgreSQL"),
+    ]:
+        hits = recall.search(question, 3, ["fact"], mode="semantic").hits
+        assert answer in hits[0].text and "semantic #1" in hits[0].why, question
+    # No word in common: keywords find nothing, hybrid recall still answers.
+    assert recall.search("keep responses brief", 5, ["fact"], mode="keyword").hits == []
+    assert "bullet" in recall.search("keep responses brief", 5, ["fact"]).hits[0].text
+    both = sem_runtime.recall().search("where do we deploy from", 3).hits
+    assert "GitHub Actions" in both[0].text
+
+
+def test_vectors_are_backfilled_after_a_restart(sem_settings: Settings) -> None:
+    plain = Runtime(sem_settings)  # no background work: writes get no vectors
+    for cat, text in FACTS:
+        plain.store.store_fact(cat, text)
+    plain.store.append_chunk("We chose Redis streams for the job queue")
+    plain.close()
+    rt = Runtime(sem_settings, background=True)
+    try:
+        sem = ready(rt)
+        assert sem.vectors.count() == {"fact": len(FACTS), "chunk": 1}
+        hits = rt.recall().search("message broker for background jobs", 1, ["chunk"]).hits
+        assert hits and "Redis" in hits[0].text
+    finally:
+        rt.close()
+
+
+def test_every_kind_is_embedded_and_recalled(sem_runtime: Runtime) -> None:
+    from bigmind import journal, people
+
+    store = sem_runtime.store
+    s = store.start_session("vscode")
+    store.end_session(
+        s.session.id, "Moved CI to self-hosted runners", "ci", "done", "Runners on our own VMs"
+    )
+    journal.add(store, "The memory leak comes from the image cache", 0.6, None)
+    people.remember(store, "dana", "Dana Lee", "SRE", None, ["kubernetes", "on-call"], None)
+    store.db.query(
+        "INSERT INTO global_knowledge(category, title, content, importance, status)"
+        " VALUES ('standard', 'Code review', 'Every change needs one approving review', 7,"
+        " 'approved')"
+    )
+    sem = ready(sem_runtime)
+    assert set(sem.vectors.count()) == {"summary", "hypothesis", "person", "global"}
+    recall = sem_runtime.recall()
+    assert recall.search("who runs our container clusters", 1).hits[0].kind == "person"
+    assert recall.search("RAM keeps growing because of pictures", 1).hits[0].kind == "hypothesis"
+    assert recall.search("pull requests must be approved", 1).hits[0].kind == "global"
+    top = recall.search("where do our CI jobs run", 1).hits[0]
+    assert (top.kind, top.id) == ("summary", s.session.id)
+
+
+def test_texts_that_change_are_embedded_again(sem_runtime: Runtime) -> None:
+    from bigmind import people
+
+    people.remember(sem_runtime.store, "omar", None, "designer", None, None, None)
+    sem = ready(sem_runtime)
+    people.remember(sem_runtime.store, "omar", None, None, None, ["postgres query tuning"], None)
+    ready(sem_runtime)
+    hit = sem_runtime.recall().search("slow SQL queries expert", 1, ["person"], mode="semantic")
+    assert hit.hits and "omar" in hit.hits[0].text
+    assert sem.vectors.count() == {"person": 1}
+
+
+def test_other_users_and_deprecated_facts_stay_out(sem_settings: Settings) -> None:
+    rt = Runtime(sem_settings, background=True)
+    bob = Store(rt.store.db, "bob")
+    bob.store_fact("preference", "Bob prefers unittest over pytest")
+    f, _c, _r = rt.store.store_fact("preference", "Alice writes tests with pytest")
+    old, _c, _r = rt.store.store_fact("preference", "Alice used nose for tests in 2015")
+    rt.store.deprecate_fact(old.id, "outdated")
+    try:
+        ready(rt)
+        hits = rt.recall().search("test framework", 10, ["fact"]).hits
+        assert [h.id for h in hits] == [f.id]
+        shown = rt.recall().search("test framework", 10, ["fact"], include_deprecated=True).hits
+        assert {h.id for h in shown} == {f.id, old.id}
+        bob_recall = Recall(bob, rt.semantic).search("test framework", 10, ["fact"]).hits
+        assert [h.text for h in bob_recall] == ["Bob prefers unittest over pytest"]
+    finally:
+        rt.close()
+
+
+def test_usage_is_counted_and_shown(sem_runtime: Runtime) -> None:
+    sem_runtime.store.append_chunk("Rate limits are 100 requests per minute per token")
+    ready(sem_runtime)
+    for _ in range(3):
+        hits = sem_runtime.recall().search("API throttling quota", 1).hits
+    assert "recalled 2×" in hits[0].why
+    row = sem_runtime.store.db.query("SELECT access_count FROM memory_usage")
+    assert row == [{"access_count": 3}]
+
+
+def test_duplicates_and_conflicts(sem_runtime: Runtime) -> None:
+    store = sem_runtime.store
+    first = dedup.store_fact(store, None, "preference", "The user prefers pytest for testing")
+    sem = ready(sem_runtime)
+    again = dedup.store_fact(store, sem, "preference", "The user likes pytest for tests")
+    assert (again.created, again.similar_to and again.similar_to[0]) == (False, first.fact.id)
+    tabs = dedup.store_fact(store, sem, "codebase", "The project indents with tabs")
+    spaces = dedup.store_fact(store, sem, "codebase", "The project indents with spaces")
+    assert spaces.created and [f.id for f, _s in spaces.conflicts] == [tabs.fact.id]
+    deploy = dedup.store_fact(store, sem, "decision", "We deploy on Fridays")
+    never = dedup.store_fact(store, sem, "decision", "We never deploy on Fridays")
+    assert never.created  # a negation is a conflict, not a duplicate
+    assert [f.id for f, _s in never.conflicts] == [deploy.fact.id]
+    assert sem.vectors.count()["fact"] == 5  # stored vectors at once, without the backlog
+    assert dedup.same_claims("Uses Python 3.11", "uses python 3.11.") is True
+    assert dedup.same_claims("Uses Python 3.11", "Uses Python 3.12") is False
+
+
+def test_model_change_is_detected_and_reindex_recovers(sem_settings: Settings) -> None:
+    backend = connect(sem_settings.db_path)
+    store = Store(backend, "alice")
+    store.store_fact("preference", "The user prefers pytest for all Python tests")
+    VectorStore(backend).adopt("some-older-model", 384)
+    backend.close()
+    rt = Runtime(sem_settings, background=True)
+    try:
+        sem = rt.semantic
+        assert sem is not None and sem.wait_idle(60)
+        status = sem.status()
+        assert status.state == "stale-model" and "bigmind reindex" in status.detail
+        found = rt.recall().search("pytest", 5)
+        assert found.hits and "keyword results only" in found.note  # search keeps working
+        seen: list[tuple[int, int]] = []
+        assert sem.reindex(lambda done, total: seen.append((done, total))) == 1
+        assert seen[-1] == (1, 1) and sem.ready
+        assert rt.recall().search("testing library", 1, mode="semantic").hits
+    finally:
+        rt.close()
+
+
+def test_until_the_model_loads_search_falls_back_and_says_so(db_path: Path) -> None:
+    missing = Settings(db_path=db_path, user="alice", embed_model="no-such-model")
+    rt = Runtime(missing, background=True)
+    try:
+        rt.store.store_fact("preference", "The user prefers pytest")
+        sem = rt.semantic
+        assert sem is not None and sem.wait_idle(30)
+        found = rt.recall().search("pytest", 5, mode="semantic")
+        assert [h.text for h in found.hits] == ["The user prefers pytest"]
+        assert "bigmind model export" in found.note and "keyword results only" in found.note
+    finally:
+        rt.close()
+
+
+def test_binary_quantised_search_matches_exact(sem_runtime: Runtime, embedder: object) -> None:
+    texts = [f"note {i}: " + w for i, w in enumerate(["pytest", "docker", "kafka", "redis"] * 10)]
+    for t in texts:
+        sem_runtime.store.append_chunk(t)
+    sem = ready(sem_runtime)
+    q = sem.embed_query("message queue streaming")
+    exact = [n.item_id for n in sem.vectors.knn("chunk", sem_runtime.store.uid, q, 5)]
+    coarse = VectorStore(sem_runtime.store.db, binary_above=0)
+    assert [n.item_id for n in coarse.knn("chunk", sem_runtime.store.uid, q, 5)] == exact
+
+
+def test_focus_brings_relevant_facts_first(sem_runtime: Runtime) -> None:
+    for i in range(30):
+        sem_runtime.store.store_fact("codebase", f"Module m{i} formats dates as ISO strings", 1.0)
+    sem_runtime.store.store_fact("constraint", "Schema migrations must be reversible", 0.9, None, 3)
+    ready(sem_runtime)
+    plain = build_context(sem_runtime.store)
+    assert "reversible" not in plain.text.split("### 📅")[0].split("\n- ")[1]
+    packet = build_context(
+        sem_runtime.store, focus="write a database migration", recall=sem_runtime.recall()
+    )
+    first_fact = packet.text.split("### 🗂️ Stored facts")[1].split("\n")[1]
+    assert "reversible" in first_fact
+    assert packet.tokens <= 1300
+
+
+async def test_mcp_tools_recall_and_semantic(sem_settings: Settings) -> None:
+    rt = Runtime(sem_settings, background=True)
+    async with Client(build_server(sem_settings, rt)) as client:
+        text, data = await call(client, "memory_start_session", focus="set up the test suite")
+        for cat, fact in FACTS:
+            await call(client, "memory_store_fact", category=cat, fact=fact)
+        ready(rt)
+        text, data = await call(
+            client, "memory_search_semantic", query="Which testing library do we use?", limit=2
+        )
+        assert "pytest" in data["results"][0]["text"] and data["note"] is None
+        text, data = await call(client, "memory_recall", query="how do releases ship", kinds="fact")
+        assert "GitHub Actions" in data["results"][0]["text"] and "why:" in text
+        text, data = await call(
+            client,
+            "memory_store_fact",
+            category="preference",
+            fact="The user prefers pytest for all of the Python tests",
+        )
+        assert data["created"] is False and data["duplicate_of"] == 1
+        assert "in other words" in text
+    rt.close()
+
+
+def test_vec_tables_live_in_the_database_file(sem_runtime: Runtime, backend: SQLiteBackend) -> None:
+    sem_runtime.store.store_fact("preference", "Tabs over spaces")
+    ready(sem_runtime)
+    names = {r["name"] for r in backend.query("SELECT name FROM sqlite_master")}
+    assert {"vec_fact", "vec_chunk", "vec_summary", "embeddings"} <= names
+    row = backend.query("SELECT model, dim FROM embeddings")[0]
+    assert row == {"model": "all-MiniLM-L6-v2", "dim": 384}
