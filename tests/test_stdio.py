@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -112,3 +113,30 @@ def test_restart_server_replies_then_the_process_exits_cleanly(tmp_path: Path) -
     assert "will exit" in replies[1]["result"]["content"][0]["text"]
     assert proc.wait(timeout=20) == 0  # exits by itself, stdin still open
     proc.stdin.close()
+
+
+async def test_paraphrase_over_stdio_with_the_real_model(tmp_path: Path, model_dir: Path) -> None:
+    params = _params(tmp_path / "memory.db")
+    assert params.env is not None
+    params.env["BIGMIND_EMBED_MODEL"] = str(model_dir)
+    with (tmp_path / "err.log").open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                await session.call_tool("memory_start_session", {"focus": "writing tests"})
+                for fact in ("The user prefers pytest for all Python tests", "Tabs, not spaces"):
+                    await session.call_tool(
+                        "memory_store_fact", {"category": "preference", "fact": fact}
+                    )
+                data: dict[str, Any] = {}
+                for _ in range(300):  # the model loads in the background: ~1 s here
+                    r = await session.call_tool(
+                        "memory_search_semantic", {"query": "Which testing library do we use?"}
+                    )
+                    data = r.structured_content or {}
+                    if data.get("note") is None:
+                        break
+                    await anyio.sleep(0.1)
+                assert data.get("note") is None, data
+                assert "pytest" in data["results"][0]["text"]
+                assert "semantic #1" in data["results"][0]["why"]
