@@ -20,8 +20,7 @@ Limit = Annotated[int, Field(ge=1, le=100, description="Maximum results.")]
 Kinds = Annotated[
     list[str] | str | None,
     Field(
-        description="Only these kinds: fact, chunk, summary, hypothesis, person, global "
-        "(default: all)."
+        description="Any of fact, chunk, summary, hypothesis, person, global (default all)."
     ),
 ]
 
@@ -46,11 +45,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_recall(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
-        """Recall anything you stored — facts, flagged exchanges, session summaries, hypotheses,
-        people, company knowledge — in one ranked list. The best first search for "do we know…".
-
-        Keyword and meaning-based (semantic) matches are fused, then weighed by recency,
-        importance, confidence and how often a memory was useful; each hit says why.
+        """Search all memory at once (facts, exchanges, session summaries, hypotheses, people,
+        company knowledge): keyword and meaning matches fused, weighed by recency, importance,
+        confidence and past use; each hit says why. The best first search.
         """
         return ranked(query, limit, kinds, "memories")
 
@@ -58,7 +55,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @edge
     def memory_search_semantic(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
         """Search by meaning only, for paraphrases keywords miss ("which testing library?"
-        finds "prefers pytest"). Falls back to keywords while the model loads, and says so.
+        finds "prefers pytest"). Keyword fallback while the model loads, and it says so.
         """
         return ranked(query, limit, kinds, "memories", mode="semantic")
 
@@ -104,9 +101,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """Store one atomic fact worth remembering across conversations. Don't wait to be asked.
 
         Triggers: a user preference or constraint, an architectural decision, a bug's root cause
-        and fix, what a module does. One truth per call; never secrets. A fact already stored
-        (even in other words) returns the existing id; a close but different one is stored and
-        named as a possible conflict, so you can deprecate the outdated one.
+        and fix, what a module does. One truth per call; never secrets. A fact already stored,
+        even in other words, returns its id; a close but different one is flagged as a
+        possible conflict.
         """
         r = dedup.store_fact(
             rt.store, rt.semantic, category, fact, confidence, session_id, importance

@@ -50,8 +50,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         focus: Annotated[
             str | None,
             Field(
-                description="What this conversation is about (the user's first request); "
-                "facts and sessions are then chosen by relevance to it.",
+                description="The user's first request: facts and sessions relevant to it come "
+                "first.",
                 max_length=2000,
             ),
         ] = None,

