@@ -65,8 +65,30 @@ def store_fact(
 
 
 _NEGATIONS = frozenset(
-    "not no never none nothing nobody without cannot can't don't doesn't didn't isn't aren't"
-    " wasn't weren't won't shouldn't mustn't avoid stop stopped".split()
+    [
+        "not",
+        "no",
+        "never",
+        "none",
+        "nothing",
+        "nobody",
+        "without",
+        "cannot",
+        "can't",
+        "don't",
+        "doesn't",
+        "didn't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "won't",
+        "shouldn't",
+        "mustn't",
+        "avoid",
+        "stop",
+        "stopped",
+    ]
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9.'’]*")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from fastmcp import Client
+from mcp_calls import call
 
 from bigmind import dedup
 from bigmind.app import build_server
@@ -18,7 +19,6 @@ from bigmind.runtime import Runtime
 from bigmind.semantic import Semantic
 from bigmind.store import Store
 from bigmind.vectors import VectorStore
-from mcp_calls import call
 
 pytestmark = pytest.mark.anyio
 

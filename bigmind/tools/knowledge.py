@@ -19,9 +19,7 @@ Query = Annotated[
 Limit = Annotated[int, Field(ge=1, le=100, description="Maximum results.")]
 Kinds = Annotated[
     list[str] | str | None,
-    Field(
-        description="Any of fact, chunk, summary, hypothesis, person, global (default all)."
-    ),
+    Field(description="Any of fact, chunk, summary, hypothesis, person, global (default all)."),
 ]
 
 
