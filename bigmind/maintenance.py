@@ -10,6 +10,7 @@ from bigmind.errors import InvalidInput
 from bigmind.migrations import FTS_TABLES, SCHEMA_VERSION, applied
 from bigmind.models import ts_ago
 from bigmind.store import Store
+from bigmind.vectors import VectorStore
 
 
 def stats(store: Store) -> dict[str, Any]:
@@ -126,6 +127,7 @@ def vacuum(store: Store, older_than_days: int) -> int:
             "DELETE FROM conversation_chunks WHERE user_id = ? AND created_at < ? RETURNING id",
             (store.uid, cutoff),
         )
+        VectorStore.forget(tx, "chunk", [r["id"] for r in rows])
         if store.db.dialect == "sqlite":
             for fts, _base, _cols in FTS_TABLES:
                 tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")

@@ -343,6 +343,25 @@ class VectorStore:
         )
         return {str(r["item_id"]): 1.0 - float(r["d"]) for r in rows}
 
+    @staticmethod
+    def forget(tx: Tx, kind: str, item_ids: Sequence[object]) -> None:
+        """Delete the vectors of memories that were deleted (inside the deleting transaction)."""
+        if not item_ids:
+            return
+        t = table(kind)
+        for start in range(0, len(item_ids), 500):
+            part = [str(i) for i in item_ids[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            gone = tx.execute(
+                f"DELETE FROM embeddings WHERE kind = ? AND item_id IN ({marks}) RETURNING id",
+                (kind, *part),
+            )
+            if gone and tx.table_exists(t):
+                rids = [g["id"] for g in gone]
+                tx.execute(
+                    f"DELETE FROM {t} WHERE rowid IN ({','.join('?' * len(rids))})", tuple(rids)
+                )
+
     def drop_all(self) -> None:
         """Forget every vector and the model they belong to (before a reindex)."""
         with self.db.transaction() as tx:

@@ -266,3 +266,34 @@ def test_vec_tables_live_in_the_database_file(sem_runtime: Runtime, backend: SQL
     assert {"vec_fact", "vec_chunk", "vec_summary", "embeddings"} <= names
     row = backend.query("SELECT model, dim FROM embeddings")[0]
     assert row == {"model": "all-MiniLM-L6-v2", "dim": 384}
+
+
+def test_vacuum_deletes_the_vectors_of_deleted_chunks(sem_runtime: Runtime) -> None:
+    from bigmind import maintenance
+
+    store = sem_runtime.store
+    old, _ref = store.append_chunk("An old exchange about CSS grid layouts")
+    store.append_chunk("A new exchange about Kafka consumer groups")
+    sem = ready(sem_runtime)
+    store.db.query(
+        "UPDATE conversation_chunks SET created_at = '2020-01-01 00:00:00' WHERE id = ?", (old.id,)
+    )
+    assert maintenance.vacuum(store, 30) == 1
+    assert sem.vectors.count() == {"chunk": 1}
+    rows = store.db.query("SELECT count(*) AS n FROM vec_chunk")
+    assert rows[0]["n"] == 1
+    hits = sem_runtime.recall().search("page layout styling", 5, ["chunk"], mode="semantic").hits
+    assert [h.id for h in hits if h.id == old.id] == []
+
+
+async def test_health_and_stats_report_the_semantic_index(sem_settings: Settings) -> None:
+    rt = Runtime(sem_settings, background=True)
+    async with Client(build_server(sem_settings, rt)) as client:
+        await call(client, "memory_store_fact", category="preference", fact="Tabs over spaces")
+        ready(rt)
+        text, data = await call(client, "memory_health_check")
+        check = next(c for c in data["checks"] if c["name"] == "semantic index")
+        assert check["ok"] and "ready: all-MiniLM-L6-v2 (384 d); 1 vectors, 0 waiting" in text
+        _text, data = await call(client, "memory_get_stats")
+        assert data["semantic"]["vectors"] == 1 and data["semantic"]["state"] == "ready"
+    rt.close()

@@ -15,6 +15,20 @@ from bigmind.runtime import Runtime
 from bigmind.tools import DESTRUCTIVE, READ_ONLY, WRITE, edge, result
 
 
+def semantic_status(rt: Runtime) -> dict[str, object]:
+    sem = rt.semantic
+    if sem is None:
+        return {"state": "off", "detail": "not started", "vectors": 0, "waiting": 0}
+    st = sem.status(counts=True)
+    return {
+        "state": st.state,
+        "detail": st.detail,
+        "model": st.model,
+        "vectors": st.embedded,
+        "waiting": st.backlog,
+    }
+
+
 def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
@@ -24,6 +38,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         data = maintenance.stats(rt.store)
         data["hypothesis_calibration"] = journal.calibration(rt.store)
         data["token_savings"] = savings.totals(rt.store)
+        data["semantic"] = semantic_status(rt)
         return result(json.dumps(data, indent=1, ensure_ascii=False), **data)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
@@ -42,6 +57,15 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """Diagnose the memory: database and full-text index integrity, schema version, open
         sessions, sessions without summaries, stale and low-confidence facts."""
         checks = maintenance.health(rt.store, stale_days)
+        sem = semantic_status(rt)
+        checks.append(
+            maintenance.Check(
+                "semantic index",
+                sem["state"] in ("ready", "off"),
+                f"{sem['state']}: {sem['detail']}; {sem['vectors']} vectors, "
+                f"{sem['waiting']} waiting",
+            )
+        )
         return result(
             render.checks(checks),
             ok=all(c.ok for c in checks),
