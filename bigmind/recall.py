@@ -114,6 +114,11 @@ class Recall:
                 qvec = self.semantic.embed_query(q)
                 if qvec is None:
                     note = self.semantic.status().note()
+                elif self.semantic.catching_up:
+                    note = (
+                        "(semantic index catching up: memories not yet embedded are found by"
+                        " keywords only)"
+                    )
         use_kw = mode == "hybrid" or qvec is None
         p = self.params
         fetch = max(p.fetch, n)

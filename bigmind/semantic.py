@@ -161,6 +161,11 @@ class Semantic:
     def ready(self) -> bool:
         return self._state == "ready" and self._embedder is not None
 
+    @property
+    def catching_up(self) -> bool:
+        """The background thread is embedding a backlog right now."""
+        return self._thread is not None and self.ready and not self._idle.is_set()
+
     def embed_query(self, text: str) -> Any | None:
         """The query's vector, or None while the model is not ready."""
         emb = self._embedder
