@@ -191,25 +191,38 @@ class Semantic:
         backlog = sum(self.vectors.backlog().values())
         return Status(self._state, self._detail, model, embedded, backlog)
 
-    # -- reindex -------------------------------------------------------------------------
+    # -- foreground use (CLI, benchmarks) ------------------------------------------------
+    def load_now(self, *, adopt: bool = False) -> Embedder:
+        """Load the model in the caller's thread; with ``adopt``, take over the vector tables
+        even if they hold another model's vectors (dropping them)."""
+        emb = self._loader(self.settings)
+        if emb is None:
+            raise BigMindError("No embedding model is configured (BIGMIND_EMBED_MODEL=off).")
+        held = self.vectors.model()
+        if adopt or held is None:
+            self.vectors.adopt(emb.model_id, emb.dim)
+        elif held != (emb.model_id, emb.dim):
+            raise BigMindError(
+                f"Stored vectors are from {held[0]}; run `bigmind reindex` to use {emb.model_id}."
+            )
+        self._embedder = emb
+        self._set("ready", f"{emb.model_id} ({emb.dim} d)")
+        return emb
+
+    def embed_backlog(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every memory without a current vector, now. Returns how many."""
+        total = sum(self.vectors.backlog().values())
+        done = 0
+        while n := self.embed_batch(128):
+            done += n
+            if progress:
+                progress(done, max(total, done))
+        return done
+
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Drop every vector and embed everything again with the configured model (foreground).
 
         Used by ``bigmind reindex`` after a model change. Returns the number embedded.
         """
-        emb = self._loader(self.settings)
-        if emb is None:
-            raise BigMindError("No embedding model is configured (BIGMIND_EMBED_MODEL=off).")
-        total = sum(self.vectors.backlog().values()) + sum(self.vectors.count().values())
-        self.vectors.adopt(emb.model_id, emb.dim)
-        self._embedder = emb
-        self._set("ready", f"{emb.model_id} ({emb.dim} d)")
-        done = 0
-        while True:
-            n = self.embed_batch(128)
-            if not n:
-                break
-            done += n
-            if progress:
-                progress(done, total)
-        return done
+        self.load_now(adopt=True)
+        return self.embed_backlog(progress)
