@@ -127,7 +127,8 @@ def vacuum(store: Store, older_than_days: int) -> int:
             "DELETE FROM conversation_chunks WHERE user_id = ? AND created_at < ? RETURNING id",
             (store.uid, cutoff),
         )
-        VectorStore.forget(tx, "chunk", [r["id"] for r in rows])
+        for kind in ("chunk", "chunk_context"):
+            VectorStore.forget(tx, kind, [r["id"] for r in rows])
         if store.db.dialect == "sqlite":
             for fts, _base, _cols in FTS_TABLES:
                 tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")

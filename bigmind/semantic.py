@@ -21,7 +21,7 @@ from bigmind.config import Settings
 from bigmind.db import Backend
 from bigmind.embedder import Embedder, load_embedder
 from bigmind.errors import BigMindError
-from bigmind.vectors import KINDS, Pending, VectorStore
+from bigmind.vectors import SOURCES, Pending, VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ class Semantic:
         if emb is None:
             return 0
         todo: list[Pending] = []
-        for kind in KINDS:
+        for kind in SOURCES:
             todo += self.vectors.pending(kind, limit - len(todo))
             if len(todo) >= limit:
                 break

@@ -40,6 +40,15 @@ def _chunk_text(r: Row) -> str:
     return str(r["content"]) + (f" ({r['flag_reason']})" if r.get("flag_reason") else "")
 
 
+CONTEXT_TURNS = 2  # earlier exchanges of the session embedded with a chunk's context vector
+_SEP = "\x1e"
+
+
+def _chunk_context_text(r: Row) -> str:
+    before = [t for t in str(r.get("before") or "").split(_SEP) if t]
+    return "\n".join([*reversed(before), _chunk_text(r)])
+
+
 def _summary_text(r: Row) -> str:
     parts = [r.get("one_liner"), r.get("topics"), r["summary"], r.get("key_facts")]
     return "\n".join(str(p) for p in parts if p)
@@ -91,6 +100,19 @@ SOURCES: dict[str, Source] = {
             True,
             True,
         ),
+        # A second vector per chunk: the chunk read after the exchanges just before it, for
+        # replies whose meaning lives in the question they answer ("Yes, last Tuesday.").
+        Source(
+            "chunk_context",
+            "SELECT b.id AS item_id, b.user_id AS owner, b.content, b.flag_reason,"
+            f" (SELECT group_concat(p.content, char(30)) FROM (SELECT content FROM"
+            " conversation_chunks p WHERE p.session_id = b.session_id AND p.seq < b.seq"
+            f" ORDER BY p.seq DESC LIMIT {CONTEXT_TURNS}) p) AS before"
+            " FROM conversation_chunks b",
+            _chunk_context_text,
+            True,
+            True,
+        ),
         Source(
             "summary",
             "SELECT b.id AS item_id, s.user_id AS owner, s.one_liner, s.topics, b.summary,"
@@ -125,7 +147,8 @@ SOURCES: dict[str, Source] = {
         ),
     )
 }
-KINDS = tuple(SOURCES)
+KINDS = tuple(k for k in SOURCES if k != "chunk_context")  # what recall can be asked for
+EXTRA_VECTORS = {"chunk": ("chunk_context",)}  # searched with a kind; the best similarity wins
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +200,7 @@ class VectorStore:
         """Make the vector tables belong to this model (creating them; dropping any others)."""
         with self.db.transaction() as tx:
             self._drop(tx)
-            for kind in KINDS:
+            for kind in SOURCES:
                 tx.script(
                     f"CREATE VIRTUAL TABLE IF NOT EXISTS {table(kind)} USING vec0("
                     f"user_id text partition key, embedding float[{dim}] distance_metric=cosine,"
@@ -191,7 +214,7 @@ class VectorStore:
         self._sizes.clear()
 
     def _drop(self, tx: Tx) -> None:
-        for kind in KINDS:
+        for kind in SOURCES:
             tx.script(f"DROP TABLE IF EXISTS {table(kind)}")
         tx.execute("DELETE FROM embeddings")
         tx.execute("DELETE FROM embedding_state")
@@ -237,7 +260,7 @@ class VectorStore:
         """How many memories of each kind have no vector (stale texts not counted)."""
         out = {}
         for kind, src in SOURCES.items():
-            base = src.select.split(" FROM ")[1]
+            base = src.select.rsplit(" FROM ", 1)[1]
             key = "CAST(b.id AS TEXT)" if src.int_ids else "b.id"
             n = self.db.query(
                 f"SELECT count(*) AS n FROM {base} WHERE NOT EXISTS (SELECT 1 FROM embeddings e"

@@ -82,7 +82,7 @@ def test_vectors_are_backfilled_after_a_restart(sem_settings: Settings) -> None:
     rt = Runtime(sem_settings, background=True)
     try:
         sem = ready(rt)
-        assert sem.vectors.count() == {"fact": len(FACTS), "chunk": 1}
+        assert sem.vectors.count() == {"fact": len(FACTS), "chunk": 1, "chunk_context": 1}
         hits = rt.recall().search("message broker for background jobs", 1, ["chunk"]).hits
         assert hits and "Redis" in hits[0].text
     finally:
@@ -107,7 +107,7 @@ def test_every_kind_is_embedded_and_recalled(sem_runtime: Runtime) -> None:
     sem = ready(sem_runtime)
     assert set(sem.vectors.count()) == {"summary", "hypothesis", "person", "global"}
     recall = sem_runtime.recall()
-    assert recall.search("who runs our container clusters", 1).hits[0].kind == "person"
+    assert recall.search("who is on call for kubernetes", 1).hits[0].kind == "person"
     assert recall.search("RAM keeps growing because of pictures", 1).hits[0].kind == "hypothesis"
     assert recall.search("pull requests must be approved", 1).hits[0].kind == "global"
     top = recall.search("where do our CI jobs run", 1).hits[0]
@@ -209,6 +209,31 @@ def test_until_the_model_loads_search_falls_back_and_says_so(db_path: Path) -> N
         rt.close()
 
 
+def test_a_reply_is_found_through_the_question_before_it(sem_runtime: Runtime) -> None:
+    store = sem_runtime.store
+    sid = store.start_session("test").session.id
+    store.append_chunk("Which message broker should the billing service use?", sid, "user")
+    reply, _ref = store.append_chunk("Go with RabbitMQ, we already run it.", sid, "assistant")
+    store.append_chunk("Unrelated: the logo needs a darker blue.", sid, "user")
+    sem = ready(sem_runtime)
+    text = sem.vectors.pending("chunk_context", 10)  # all embedded: nothing pending
+    assert text == []
+    row = store.db.query(
+        "SELECT e.item_id FROM embeddings e WHERE e.kind = 'chunk_context'"
+        " ORDER BY CAST(e.item_id AS INTEGER)"
+    )
+    assert [r["item_id"] for r in row] == [str(i) for i in range(1, 4)]
+    q = sem.embed_query("billing queue technology")
+    alone = sem.vectors.similarity("chunk", [str(reply.id)], q)[str(reply.id)]
+    in_context = sem.vectors.similarity("chunk_context", [str(reply.id)], q)[str(reply.id)]
+    assert in_context > alone + 0.1
+    hits = sem_runtime.recall().search("billing queue technology", 3, ["chunk"], mode="semantic")
+    top = hits.hits[0]
+    assert top.id in (reply.id, reply.id - 1) and f"{in_context:.2f}" in " ".join(
+        h.why for h in hits.hits
+    )
+
+
 def test_binary_quantised_search_matches_exact(sem_runtime: Runtime, embedder: object) -> None:
     texts = [f"note {i}: " + w for i, w in enumerate(["pytest", "docker", "kafka", "redis"] * 10)]
     for t in texts:
@@ -279,9 +304,9 @@ def test_vacuum_deletes_the_vectors_of_deleted_chunks(sem_runtime: Runtime) -> N
         "UPDATE conversation_chunks SET created_at = '2020-01-01 00:00:00' WHERE id = ?", (old.id,)
     )
     assert maintenance.vacuum(store, 30) == 1
-    assert sem.vectors.count() == {"chunk": 1}
-    rows = store.db.query("SELECT count(*) AS n FROM vec_chunk")
-    assert rows[0]["n"] == 1
+    assert sem.vectors.count() == {"chunk": 1, "chunk_context": 1}
+    for table in ("vec_chunk", "vec_chunk_context"):
+        assert store.db.query(f"SELECT count(*) AS n FROM {table}")[0]["n"] == 1
     hits = sem_runtime.recall().search("page layout styling", 5, ["chunk"], mode="semantic").hits
     assert [h.id for h in hits if h.id == old.id] == []
 
