@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -117,7 +116,6 @@ class OnnxEmbedder:
         self.dim: int = self.metadata.dim
         self.max_seq_length: int = self.metadata.max_seq_length
         self.batch_size = batch_size
-        self._lock = threading.Lock()
 
         try:
             tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
@@ -178,12 +176,13 @@ class OnnxEmbedder:
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         if not items:
             return out
-        with self._lock:
-            encodings = self._tokenizer.encode_batch(items)
-            order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start : start + self.batch_size]
-                out[idx] = self._run([encodings[i] for i in idx])
+        # No lock: ONNX Runtime sessions and tokenizers are safe to call from several threads,
+        # so a query embedding never waits behind a background batch.
+        encodings = self._tokenizer.encode_batch(items)
+        order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._run([encodings[i] for i in idx])
         return out
 
     def _run(self, encodings: Sequence[Any]) -> npt.NDArray[np.float32]:

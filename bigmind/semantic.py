@@ -25,7 +25,7 @@ from bigmind.vectors import SOURCES, Pending, VectorStore
 
 log = logging.getLogger(__name__)
 
-BATCH = 32
+BATCH = 16  # small batches: the write lock and the CPU are free again soon
 IDLE_RESCAN_S = 30.0
 QUERY_CACHE = 256
 
