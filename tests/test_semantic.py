@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastmcp import Client
@@ -324,23 +323,3 @@ async def test_health_and_stats_report_the_semantic_index(sem_settings: Settings
         assert data["semantic"]["vectors"] == 1 and data["semantic"]["state"] == "ready"
     rt.close()
 
-
-def test_embedding_from_two_threads_at_once_gives_the_same_vectors(embedder: Any) -> None:
-    import threading
-
-    import numpy as np
-
-    texts = [f"exchange {i} about deploying service {i % 7} to staging" for i in range(64)]
-    expected = embedder.embed(texts)
-    results: dict[int, Any] = {}
-
-    def work(k: int) -> None:
-        results[k] = embedder.embed(texts)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for k in range(2):
-        assert np.allclose(results[k], expected, atol=1e-6)
