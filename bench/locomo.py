@@ -355,6 +355,8 @@ class Spec:
     mmr: float = 0.0  # MMR penalty on the max cosine to turns already placed (0 = off)
     mmr_top: int = 20
     coord: float = 0.0  # BM25 x (share of the query's terms the chunk has) ** coord (0 = off)
+    lex_context: int = 0  # > 0: a 2nd keyword index of each turn with this many earlier turns;
+    # lexical = max of the two BM25/max (needs a 2nd FTS table in the product)
 
 
 METHODS: dict[str, Spec] = {
@@ -384,6 +386,8 @@ METHODS.update(
         "best_mmr": dataclasses.replace(_BEST, mmr=0.1),
         "best_coord": dataclasses.replace(_BEST, coord=1.0),
         "best_idfnorm": dataclasses.replace(_BEST, norm="idf"),
+        "best_lexctx1": dataclasses.replace(_BEST, lex_context=1),
+        "fts_coord": Spec(coord=1.0),
     }
 )
 
@@ -436,6 +440,28 @@ def _vocab(ix_id: int, texts: tuple[str, ...]) -> tuple[list[list[str]], dict[st
     return docs, df
 
 
+_CTX_STORES: dict[tuple[int, int], tuple[Store, dict[int, str]]] = {}
+
+
+def context_lexical_hits(ix: Indexed, question: str, limit: int, context: int) -> dict[str, float]:
+    """BM25 over a second store whose chunk for a turn is the turn preceded by ``context``
+    earlier turns of its session (``dense_text``), built on first use beside the main one."""
+    key = (id(ix), context)
+    if key not in _CTX_STORES:
+        backend = connect(Path(f"{ix.backend.location}.ctx{context}.db"))
+        store = Store(backend, "bench")
+        sid = store.start_session("locomo").session.id
+        ids: dict[int, str] = {}
+        for i, t in enumerate(ix.conv.turns):
+            chunk, _ = store.append_chunk(
+                dense_text(ix.conv.turns, i, ix.fmt, context), session_id=sid, role="user"
+            )
+            ids[chunk.id] = t.dia_id
+        _CTX_STORES[key] = (store, ids)
+    store, ids = _CTX_STORES[key]
+    return {ids[h.id]: h.score for h in store.search_chunks(question, limit=limit) if h.id in ids}
+
+
 def idf_normalise(ix: Indexed, question: str, lex: dict[str, float]) -> dict[str, float]:
     """BM25 divided by the query's own weight, the sum of its terms' idf (FTS5's formula, document
     frequencies from the store's FTS index): about 1 for a chunk with every term once, so the
@@ -469,6 +495,10 @@ def coordinate(ix: Indexed, question: str, lex: dict[str, float], power: float) 
 
 def rank(ix: Indexed, question: str, spec: Spec) -> list[str]:
     lex = lexical_hits(ix, question, spec.fetch) if spec.lexical else {}
+    if spec.lex_context and lex:
+        lex2 = context_lexical_hits(ix, question, spec.fetch, spec.lex_context)
+        a, b = max_normalise(lex), max_normalise(lex2)
+        lex = {d: max(a.get(d, 0.0), b.get(d, 0.0)) for d in dict.fromkeys([*a, *b])}
     if spec.coord and lex:
         lex = coordinate(ix, question, lex, spec.coord)
     if spec.norm == "idf" and lex:

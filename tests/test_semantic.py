@@ -323,3 +323,14 @@ async def test_health_and_stats_report_the_semantic_index(sem_settings: Settings
         assert data["semantic"]["vectors"] == 1 and data["semantic"]["state"] == "ready"
     rt.close()
 
+
+
+async def test_store_fact_says_when_only_the_exact_check_ran(db_path: Path) -> None:
+    missing = Settings(db_path=db_path, user="alice", embed_model="no-such-model")
+    rt = Runtime(missing, background=True)
+    async with Client(build_server(missing, rt)) as client:
+        await call(client, "memory_get_stats")  # opens the store; the model load fails
+        assert rt.semantic is not None and rt.semantic.wait_idle(30)
+        text, data = await call(client, "memory_store_fact", category="x", fact="Prefers tabs")
+        assert data["created"] and "Only an exact-repeat check ran: semantic search error" in text
+    rt.close()

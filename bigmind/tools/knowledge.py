@@ -117,6 +117,11 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             )
         else:
             text = f"Already known as fact #{f.id} [{f.category}]; nothing added."
+        sem = rt.semantic
+        if r.created and not r.semantic_checked and sem is not None:
+            st = sem.status()
+            if st.state not in ("off", "unavailable"):
+                text += f"\n(Only an exact-repeat check ran: semantic search {st.state}.)"
         for other, sim in r.conflicts:
             text += (
                 f"\n⚠️ Possible conflict with fact #{other.id} (similarity {sim:.2f}): "
