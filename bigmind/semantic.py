@@ -129,6 +129,10 @@ class Semantic:
             return
         self._embedder = emb
         self._set("ready", f"{emb.model_id} ({emb.dim} d)")
+        try:
+            self.vectors.warm([*self._owner_ids(), ""])
+        except (BigMindError, OSError, self.vectors.db.Error) as exc:
+            log.warning("could not preload vectors (searches load them on demand): %s", exc)
         while not self._stop.is_set():
             self._wake.clear()
             try:
@@ -140,6 +144,12 @@ class Semantic:
                 self.vectors.rescan()
             self._idle.set()
             self._wake.wait(IDLE_RESCAN_S)
+
+    def _owner_ids(self) -> list[str]:
+        rows = self.vectors.db.query(
+            "SELECT id FROM users WHERE username = ?", (self.settings.user.strip(),)
+        )
+        return [str(r["id"]) for r in rows]
 
     def embed_batch(self, limit: int = BATCH) -> int:
         """Embed up to ``limit`` pending memories now; returns how many were written."""

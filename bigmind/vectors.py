@@ -1,10 +1,11 @@
 """Vectors in sqlite-vec: one ``vec0`` table per kind of memory, in the database file.
 
 Each table partitions by owner (``user_id``; '' for shared people and company
-knowledge) and keeps two columns: the float vector for exact cosine distance and
-its 1-bit quantisation. Small partitions are searched exactly; past
-:data:`BINARY_ABOVE` vectors a Hamming scan over the bits picks candidates that
-are then rescored exactly, which keeps a million vectors well under 100 ms.
+knowledge) and keeps the float vector and its 1-bit quantisation. The tables are
+the store of record; searches run on an in-memory mirror of each partition
+(:mod:`bigmind.vecindex`), loaded once and kept current by cheap checks: new rows
+(by rowid high-water mark, this process's writes appended directly) and a
+per-kind generation that changes whenever vectors are replaced or deleted.
 
 The ``embeddings`` table maps a vector's rowid to the memory it encodes and
 records the model, dimension and content hash it was made from; ``embedding_state``
@@ -14,18 +15,23 @@ records which model the vector tables belong to, so a model change is detected.
 from __future__ import annotations
 
 import logging
+import threading
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bigmind.db import Backend, Row, Tx
 from bigmind.models import content_hash, now_ts
 
+if TYPE_CHECKING:
+    from bigmind.vecindex import Partition
+
 log = logging.getLogger(__name__)
 
-BINARY_ABOVE = 20_000  # partition size past which KNN goes coarse-bits-then-exact
-RESCORE_FACTOR = 8  # candidates per wanted result in the binary pass
 MAX_K = 4096  # sqlite-vec's KNN limit
+LOAD_ON_DEMAND_MAX = 50_000  # bigger partitions are loaded by warm(); until then SQL KNN
+CATCH_UP_MAX = 5_000  # more new rows than this from other processes: reload the partition
 
 
 def fact_embedding_text(category: str, fact: str) -> str:
@@ -177,11 +183,11 @@ def table(kind: str) -> str:
 class VectorStore:
     """Vector tables of one database: state, writes, backlog and nearest-neighbour search."""
 
-    def __init__(self, db: Backend, *, binary_above: int = BINARY_ABOVE) -> None:
+    def __init__(self, db: Backend) -> None:
         self.db = db
-        self.binary_above = binary_above
         self._high_water: dict[str, int] = {}
-        self._sizes: dict[tuple[str, str], int] = {}
+        self._parts: dict[tuple[str, str], Partition] = {}
+        self._lock = threading.RLock()
 
     @property
     def available(self) -> bool:
@@ -211,7 +217,8 @@ class VectorStore:
                 (model_id, str(dim)),
             )
         self._high_water.clear()
-        self._sizes.clear()
+        with self._lock:
+            self._parts.clear()
 
     def _drop(self, tx: Tx) -> None:
         for kind in SOURCES:
@@ -285,8 +292,10 @@ class VectorStore:
             return 0
         dim = int(vectors.shape[1])
         ts = now_ts()
+        added: dict[tuple[str, str], list[tuple[int, int]]] = {}  # (kind, owner) → (rowid, row)
         with self.db.transaction() as tx:
-            for p, vec in zip(items, vectors, strict=True):
+            replaced = set()
+            for row, (p, vec) in enumerate(zip(items, vectors, strict=True)):
                 blob = vec.astype("float32").tobytes()
                 old = tx.execute(
                     "SELECT id FROM embeddings WHERE kind = ? AND item_id = ?", (p.kind, p.item_id)
@@ -294,6 +303,7 @@ class VectorStore:
                 if old:
                     tx.execute(f"DELETE FROM {table(p.kind)} WHERE rowid = ?", (old[0]["id"],))
                     tx.execute("DELETE FROM embeddings WHERE id = ?", (old[0]["id"],))
+                    replaced.add(p.kind)
                 rid = tx.execute(
                     "INSERT INTO embeddings(kind, item_id, user_id, model, dim, content_hash,"
                     " embedded_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -304,54 +314,128 @@ class VectorStore:
                     " VALUES (?, ?, ?, vec_quantize_binary(?))",
                     (rid, p.owner, blob, blob),
                 )
-                key = (p.kind, p.owner)
-                if key in self._sizes:
-                    self._sizes[key] += 0 if old else 1
+                added.setdefault((p.kind, p.owner), []).append((int(rid), row))
+            for kind in replaced:
+                _bump_generation(tx, kind)
+        for (kind, owner), rows in added.items():
+            if kind not in replaced:
+                self._append(kind, owner, rows, vectors)
         return len(items)
 
-    # -- search --------------------------------------------------------------------------
-    def _size(self, kind: str, owner: str) -> int:
-        key = (kind, owner)
-        if key not in self._sizes:
-            self._sizes[key] = int(
-                self.db.query(
-                    "SELECT count(*) AS n FROM embeddings WHERE kind = ? AND user_id = ?",
-                    (kind, owner),
-                )[0]["n"]
-            )
-        return self._sizes[key]
+    def _append(self, kind: str, owner: str, rows: list[tuple[int, int]], vectors: Any) -> None:
+        """Add this process's new vectors to a loaded partition, if nothing came in between."""
+        with self._lock:
+            part = self._parts.get((kind, owner))
+            if part is None:
+                return
+            first = rows[0][0]
+            between = self.db.query(
+                "SELECT count(*) AS n FROM embeddings WHERE kind = ? AND user_id = ?"
+                " AND id > ? AND id < ?",
+                (kind, owner, part.max_rowid, first),
+            )[0]["n"]
+            if between:
+                return  # another process wrote too: the next search catches up from the table
+            import numpy as np
 
+            ids = np.array([r for r, _ in rows], dtype=np.int64)
+            part.add(ids, vectors[[i for _, i in rows]])
+
+    # -- search --------------------------------------------------------------------------
     def knn(self, kind: str, owner: str, query: Any, k: int) -> list[Neighbour]:
         """The ``k`` nearest memories of ``kind`` owned by ``owner``, most similar first."""
         k = max(1, min(k, MAX_K))
-        blob = query.astype("float32").tobytes()
-        t = table(kind)
-        if self._size(kind, owner) <= self.binary_above:
+        part = self._partition(kind, owner, load_big=False)
+        if part is not None:
+            found = part.search(query, k)
+        else:  # a big partition not loaded yet: exact KNN in sqlite-vec (slower, same answer)
             rows = self.db.query(
-                f"SELECT v.rowid AS rid, v.distance AS d FROM {t} v WHERE v.embedding MATCH ?"
-                " AND k = ? AND v.user_id = ?",
-                (blob, k, owner),
+                f"SELECT rowid AS rid, distance AS d FROM {table(kind)} WHERE embedding MATCH ?"
+                " AND k = ? AND user_id = ?",
+                (query.astype("float32").tobytes(), k, owner),
             )
-        else:
-            want = min(MAX_K, k * RESCORE_FACTOR)
-            rows = self.db.query(
-                f"SELECT c.rid, vec_distance_cosine(v.embedding, ?) AS d FROM ("
-                f" SELECT rowid AS rid FROM {t} WHERE embedding_bin MATCH vec_quantize_binary(?)"
-                f" AND k = ? AND user_id = ?) c JOIN {t} v ON v.rowid = c.rid"
-                " ORDER BY d LIMIT ?",
-                (blob, blob, want, owner, k),
-            )
-        if not rows:
+            found = [(int(r["rid"]), 1.0 - float(r["d"])) for r in rows]
+        if not found:
             return []
-        ids = {int(r["rid"]): float(r["d"]) for r in rows}
-        marks = ",".join("?" * len(ids))
+        marks = ",".join("?" * len(found))
         mapped = self.db.query(
-            f"SELECT id, item_id FROM embeddings WHERE id IN ({marks})", tuple(ids)
+            f"SELECT id, item_id FROM embeddings WHERE id IN ({marks})", [r for r, _ in found]
         )
         by_rid = {int(m["id"]): str(m["item_id"]) for m in mapped}
-        out = [Neighbour(by_rid[rid], 1.0 - d) for rid, d in ids.items() if rid in by_rid]
-        out.sort(key=lambda n: -n.similarity)
-        return out
+        return [Neighbour(by_rid[rid], sim) for rid, sim in found if rid in by_rid]
+
+    def warm(self, owners: Iterable[str]) -> int:
+        """Load every partition of these owners into memory (background start-up)."""
+        loaded = 0
+        for owner in owners:
+            for kind in SOURCES:
+                part = self._partition(kind, owner, load_big=True)
+                loaded += len(part) if part is not None else 0
+        return loaded
+
+    def _partition(self, kind: str, owner: str, *, load_big: bool) -> Partition | None:
+        import numpy as np
+
+        from bigmind.vecindex import Partition
+
+        state = self.model()
+        if state is None:
+            return None
+        gen = _generation(self.db, kind)
+        key = (kind, owner)
+        with self._lock:
+            part = self._parts.get(key)
+            if part is not None and part.generation == gen:
+                if self._catch_up(part, kind, owner):
+                    return part
+            elif not load_big and self._count(kind, owner) > LOAD_ON_DEMAND_MAX:
+                return None
+            part = Partition(state[1], gen)
+            rows = self.db.query(
+                f"SELECT rowid AS rid, embedding AS v FROM {table(kind)} WHERE user_id = ?",
+                (owner,),
+            )
+            if rows:
+                ids = np.array([r["rid"] for r in rows], dtype=np.int64)
+                vecs = np.frombuffer(b"".join(r["v"] for r in rows), dtype=np.float32)
+                part.add(ids, vecs.reshape(len(rows), state[1]))
+            self._parts[key] = part
+            return part
+
+    def _catch_up(self, part: Partition, kind: str, owner: str) -> bool:
+        """Add rows other processes wrote; False if there are too many (reload instead)."""
+        import numpy as np
+
+        new = self.db.query(
+            "SELECT id FROM embeddings WHERE kind = ? AND user_id = ? AND id > ? ORDER BY id"
+            f" LIMIT {CATCH_UP_MAX + 1}",
+            (kind, owner, part.max_rowid),
+        )
+        if len(new) > CATCH_UP_MAX:
+            return False
+        for start in range(0, len(new), 500):
+            ids = [int(r["id"]) for r in new[start : start + 500]]
+            rows = self.db.query(
+                f"SELECT rowid AS rid, embedding AS v FROM {table(kind)}"
+                f" WHERE rowid IN ({','.join('?' * len(ids))})",
+                ids,
+            )
+            rows.sort(key=lambda r: r["rid"])
+            if rows:
+                vecs = np.frombuffer(b"".join(r["v"] for r in rows), dtype=np.float32)
+                part.add(
+                    np.array([r["rid"] for r in rows], dtype=np.int64),
+                    vecs.reshape(len(rows), part.dim),
+                )
+        return True
+
+    def _count(self, kind: str, owner: str) -> int:
+        return int(
+            self.db.query(
+                "SELECT count(*) AS n FROM embeddings WHERE kind = ? AND user_id = ?",
+                (kind, owner),
+            )[0]["n"]
+        )
 
     def similarity(self, kind: str, item_ids: Iterable[str], query: Any) -> dict[str, float]:
         """Exact cosine similarity of ``query`` to the stored vectors of these memories."""
@@ -384,10 +468,26 @@ class VectorStore:
                 tx.execute(
                     f"DELETE FROM {t} WHERE rowid IN ({','.join('?' * len(rids))})", tuple(rids)
                 )
+                _bump_generation(tx, kind)
 
     def drop_all(self) -> None:
         """Forget every vector and the model they belong to (before a reindex)."""
         with self.db.transaction() as tx:
             self._drop(tx)
         self._high_water.clear()
-        self._sizes.clear()
+        with self._lock:
+            self._parts.clear()
+
+
+def _generation(db: Backend, kind: str) -> str:
+    rows = db.query("SELECT value FROM embedding_state WHERE key = ?", (f"generation:{kind}",))
+    return str(rows[0]["value"]) if rows else ""
+
+
+def _bump_generation(tx: Tx, kind: str) -> None:
+    """Vectors of ``kind`` were replaced or deleted: in-memory copies must be reloaded."""
+    tx.execute(
+        "INSERT INTO embedding_state(key, value) VALUES (?, ?)"
+        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (f"generation:{kind}", uuid.uuid4().hex),
+    )

@@ -234,15 +234,22 @@ def test_a_reply_is_found_through_the_question_before_it(sem_runtime: Runtime) -
     )
 
 
-def test_binary_quantised_search_matches_exact(sem_runtime: Runtime, embedder: object) -> None:
-    texts = [f"note {i}: " + w for i, w in enumerate(["pytest", "docker", "kafka", "redis"] * 10)]
-    for t in texts:
-        sem_runtime.store.append_chunk(t)
+def test_in_memory_search_agrees_with_sqlite_vec(sem_runtime: Runtime) -> None:
+    words = ["pytest", "docker", "kafka", "redis", "nginx", "celery", "grafana", "terraform"]
+    for i in range(80):
+        sem_runtime.store.append_chunk(f"note {i}: we tuned {words[i % 8]} for service {i % 5}")
     sem = ready(sem_runtime)
+    uid = sem_runtime.store.uid
     q = sem.embed_query("message queue streaming")
-    exact = [n.item_id for n in sem.vectors.knn("chunk", sem_runtime.store.uid, q, 5)]
-    coarse = VectorStore(sem_runtime.store.db, binary_above=0)
-    assert [n.item_id for n in coarse.knn("chunk", sem_runtime.store.uid, q, 5)] == exact
+    exact = sem_runtime.store.db.query(
+        "SELECT e.item_id, v.distance FROM vec_chunk v JOIN embeddings e ON e.id = v.rowid"
+        " WHERE v.embedding MATCH ? AND k = 10 AND v.user_id = ? ORDER BY v.distance",
+        (q.tobytes(), uid),
+    )
+    got = sem.vectors.knn("chunk", uid, q, 10)
+    assert [n.item_id for n in got][:5] == [r["item_id"] for r in exact][:5]
+    for n, r in zip(got, exact, strict=True):  # int8 codes: cosine within 0.01
+        assert abs(n.similarity - (1 - r["distance"])) < 0.01
 
 
 def test_focus_brings_relevant_facts_first(sem_runtime: Runtime) -> None:
@@ -322,7 +329,6 @@ async def test_health_and_stats_report_the_semantic_index(sem_settings: Settings
         _text, data = await call(client, "memory_get_stats")
         assert data["semantic"]["vectors"] == 1 and data["semantic"]["state"] == "ready"
     rt.close()
-
 
 
 async def test_store_fact_says_when_only_the_exact_check_ran(db_path: Path) -> None:
