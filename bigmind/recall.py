@@ -19,8 +19,8 @@ Reciprocal-rank fusion was tried first and measured worse on LoCoMo (R@5 0.553 v
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from bigmind import people
@@ -224,7 +224,7 @@ class Recall:
             if not group:
                 continue
             ids = list(group)
-            for row in _LOADERS[kind](self.store, ids, include_deprecated):
+            for row in _load_rows(self.store, kind, ids, include_deprecated):
                 c = group[str(row["id"])]
                 c.text = str(row["text"])
                 c.ts = row.get("ts")
@@ -382,74 +382,55 @@ def _kinds(kinds: Sequence[str] | str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-Loader = Callable[[Store, list[str], bool], list[Row]]
-
-
-def _facts(s: Store, ids: list[str], include_deprecated: bool) -> list[Row]:
-    dep = "" if include_deprecated else " AND coalesce(deprecated, 0) = 0"
-    return s.db.query(
-        "SELECT id, fact AS text, updated_at AS ts, source_session AS session_id, category,"
-        " coalesce(confidence, 1.0) AS confidence, deprecated, importance, access_count AS uses"
-        f" FROM facts WHERE id IN ({_marks(ids)}) AND +user_id = ?{dep}",
-        (*ids, s.uid),
-    )
-
-
-def _chunks(s: Store, ids: list[str], _dep: bool) -> list[Row]:
-    return s.db.query(
-        "SELECT id, content AS text, created_at AS ts, session_id, seq FROM conversation_chunks"
-        f" WHERE id IN ({_marks(ids)}) AND +user_id = ?",
-        (*ids, s.uid),
-    )
-
-
-def _summaries(s: Store, ids: list[str], _dep: bool) -> list[Row]:
-    return s.db.query(
-        "SELECT b.id, coalesce(s.one_liner || ': ', '') || b.summary AS text,"
-        " s.started_at AS ts, b.id AS session_id, s.importance FROM session_summaries b"
-        f" JOIN sessions s ON s.id = b.id WHERE b.id IN ({_marks(ids)}) AND s.user_id = ?",
-        (*ids, s.uid),
-    )
-
-
-def _hypotheses(s: Store, ids: list[str], _dep: bool) -> list[Row]:
-    return s.db.query(
-        "SELECT id, '[' || status || '] ' || hypothesis ||"
-        " coalesce(' — ' || resolution, '') AS text, coalesce(resolved_at, created_at) AS ts,"
-        " session_id, confidence FROM hypotheses"
-        f" WHERE id IN ({_marks(ids)}) AND +user_id = ?",
-        (*ids, s.uid),
-    )
-
-
-def _people(s: Store, ids: list[str], _dep: bool) -> list[Row]:
-    return s.db.query(
-        "SELECT id, coalesce(display_name, username) || ' (@' || username || ')' ||"
-        " coalesce(' — ' || role, '') || coalesce('; expertise: ' || expertise, '') ||"
-        " coalesce('; ' || notes, '') AS text, coalesce(last_seen, updated_at) AS ts"
-        f" FROM people WHERE id IN ({_marks(ids)})",
-        tuple(ids),
-    )
-
-
-def _global(s: Store, ids: list[str], _dep: bool) -> list[Row]:
-    return s.db.query(
-        "SELECT id, title || ': ' || content AS text, updated_at AS ts, category, importance"
-        f" FROM global_knowledge WHERE id IN ({_marks(ids)}) AND status = 'approved'",
-        tuple(ids),
-    )
-
-
-_LOADERS: dict[str, Loader] = {
-    "fact": _facts,
-    "chunk": _chunks,
-    "summary": _summaries,
-    "hypothesis": _hypotheses,
-    "person": _people,
-    "global": _global,
+# What each kind shows in a hit, and whether rows are private to their owner.
+_LOAD: dict[str, tuple[str, bool]] = {
+    "fact": (
+        "SELECT b.id, b.fact AS text, b.updated_at AS ts, b.source_session AS session_id,"
+        " b.category, coalesce(b.confidence, 1.0) AS confidence, b.deprecated, b.importance,"
+        " b.access_count AS uses FROM facts b",
+        True,
+    ),
+    "chunk": (
+        "SELECT b.id, b.content AS text, b.created_at AS ts, b.session_id, b.seq"
+        " FROM conversation_chunks b",
+        True,
+    ),
+    "summary": (
+        "SELECT b.id, coalesce(o.one_liner || ': ', '') || b.summary AS text,"
+        " o.started_at AS ts, b.id AS session_id, o.importance, o.user_id"
+        " FROM session_summaries b JOIN sessions o ON o.id = b.id",
+        True,
+    ),
+    "hypothesis": (
+        "SELECT b.id, '[' || b.status || '] ' || b.hypothesis ||"
+        " coalesce(' — ' || b.resolution, '') AS text,"
+        " coalesce(b.resolved_at, b.created_at) AS ts, b.session_id, b.confidence"
+        " FROM hypotheses b",
+        True,
+    ),
+    "person": (
+        "SELECT b.id, coalesce(b.display_name, b.username) || ' (@' || b.username || ')' ||"
+        " coalesce(' — ' || b.role, '') || coalesce('; expertise: ' || b.expertise, '') ||"
+        " coalesce('; ' || b.notes, '') AS text, coalesce(b.last_seen, b.updated_at) AS ts"
+        " FROM people b",
+        False,
+    ),
+    "global": (
+        "SELECT b.id, b.title || ': ' || b.content AS text, b.updated_at AS ts, b.category,"
+        " b.importance FROM global_knowledge b WHERE b.status = 'approved'",
+        False,
+    ),
 }
 
 
-def with_params(r: Recall, **changes: float) -> Recall:
-    """A copy of ``r`` with some ranking parameters changed (benchmarks)."""
-    return Recall(r.store, r.semantic, replace(r.params, **changes))  # type: ignore[arg-type]
+def _load_rows(s: Store, kind: str, ids: list[str], include_deprecated: bool) -> list[Row]:
+    select, private = _LOAD[kind]
+    where = [f"b.id IN ({_marks(ids)})"]
+    args: list[object] = list(ids)
+    if private:
+        where.append("o.user_id = ?" if kind == "summary" else "+b.user_id = ?")
+        args.append(s.uid)
+    if kind == "fact" and not include_deprecated:
+        where.append("coalesce(b.deprecated, 0) = 0")
+    joiner = " AND " if " WHERE " in select else " WHERE "
+    return s.db.query(select + joiner + " AND ".join(where), args)
