@@ -44,6 +44,8 @@ class Backend(Protocol):
     Error: type[Exception]  # the driver's base error class
 
     def query(self, sql: str, params: Params = ()) -> list[Row]: ...
+    def stream(self, sql: str, params: Params, size: int) -> Iterator[list[tuple[Any, ...]]]: ...
+    def reader(self) -> Backend: ...  # a second connection for long reads
     def transaction(self) -> Any: ...  # context manager yielding a Tx
     def close(self) -> None: ...
     def file_size(self) -> int: ...
@@ -78,6 +80,7 @@ class SQLiteBackend:
         self._apsw = apsw
         self.Error: type[Exception] = apsw.Error
         self.location = str(path)
+        self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
         in_memory = str(path) == ":memory:"
         if not in_memory:
@@ -169,6 +172,23 @@ class SQLiteBackend:
                     "The database stayed locked past the busy timeout; "
                     "retry, or raise BIGMIND_BUSY_TIMEOUT_MS."
                 ) from exc
+
+    def stream(self, sql: str, params: Params, size: int) -> Iterator[list[tuple[Any, ...]]]:
+        """Run a long read and yield its rows (tuples) ``size`` at a time. Holds this
+        connection for the whole read: use it on a :meth:`reader`."""
+        with self._lock:
+            block: list[tuple[Any, ...]] = []
+            for row in self._conn.cursor().execute(sql, tuple(params)):
+                block.append(row)
+                if len(block) >= size:
+                    yield block
+                    block = []
+            if block:
+                yield block
+
+    def reader(self) -> SQLiteBackend:
+        """Another connection to the same file (WAL: it reads while this one writes)."""
+        return SQLiteBackend(self.location, busy_timeout_ms=self._busy_timeout_ms)
 
     # -- writes ----------------------------------------------------------------------------
     @contextmanager

@@ -351,6 +351,7 @@ CREATE TABLE IF NOT EXISTS embeddings (
     embedded_at  {ts} NOT NULL,
     UNIQUE (kind, item_id)
 );
+CREATE INDEX IF NOT EXISTS idx_embeddings_partition ON embeddings(kind, user_id, id);
 CREATE TABLE IF NOT EXISTS embedding_state (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL

@@ -18,8 +18,10 @@ Reciprocal-rank fusion was tried first and measured worse on LoCoMo (R@5 0.553 v
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -30,7 +32,7 @@ from bigmind.models import TS_FORMAT, Hit, day_of, now_ts
 from bigmind.search import excerpt, stem_prefix, terms_of
 from bigmind.semantic import Semantic
 from bigmind.store import MAX_QUERY, Store, check_limit, check_text, match_why
-from bigmind.vectors import EXTRA_VECTORS, KINDS
+from bigmind.vectors import EXTRA_VECTORS, KINDS, Neighbour
 
 SHARED_KINDS = ("person", "global")
 MODES = ("hybrid", "semantic", "keyword")
@@ -141,8 +143,12 @@ class Recall:
             if qvec is not None and self.semantic is not None:
                 owner = "" if kind in SHARED_KINDS else self.store.uid
                 sims: dict[str, float] = {}
-                for source in (kind, *EXTRA_VECTORS.get(kind, ())):
-                    for nb in self.semantic.vectors.knn(source, owner, qvec, fetch):
+                sources = (kind, *EXTRA_VECTORS.get(kind, ()))
+                search = functools.partial(
+                    self.semantic.vectors.knn, owner=owner, query=qvec, k=fetch
+                )
+                for near in _each(search, sources):
+                    for nb in near:
                         if nb.similarity > sims.get(nb.item_id, p.min_similarity):
                             sims[nb.item_id] = nb.similarity
                 ordered = sorted(sims.items(), key=lambda kv: -kv[1])[:fetch]
@@ -338,6 +344,19 @@ class Recall:
                     " last_accessed_at = excluded.last_accessed_at",
                     (kind, item_id, self.store.uid, ts),
                 )
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _each(fn: Callable[[str], list[Neighbour]], sources: Sequence[str]) -> list[list[Neighbour]]:
+    """``fn`` over the sources, in parallel when several (numpy releases the GIL)."""
+    global _POOL
+    if len(sources) == 1:
+        return [fn(sources[0])]
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bigmind-knn")
+    return list(_POOL.map(fn, sources))
 
 
 def _coordinate(cands: list[_Cand], stems: list[str]) -> None:

@@ -374,10 +374,6 @@ class VectorStore:
         return loaded
 
     def _partition(self, kind: str, owner: str, *, load_big: bool) -> Partition | None:
-        import numpy as np
-
-        from bigmind.vecindex import Partition
-
         state = self.model()
         if state is None:
             return None
@@ -385,27 +381,48 @@ class VectorStore:
         key = (kind, owner)
         with self._lock:
             part = self._parts.get(key)
-            if part is not None and part.generation == gen:
-                if self._catch_up(part, kind, owner):
-                    return part
-            elif not load_big and self._count(kind, owner) > LOAD_ON_DEMAND_MAX:
-                return None
-            part = Partition(state[1], gen)
-            rows = self.db.query(
-                f"SELECT rowid AS rid, embedding AS v FROM {table(kind)} WHERE user_id = ?",
-                (owner,),
-            )
-            if rows:
-                ids = np.array([r["rid"] for r in rows], dtype=np.int64)
-                vecs = np.frombuffer(b"".join(r["v"] for r in rows), dtype=np.float32)
-                part.add(ids, vecs.reshape(len(rows), state[1]))
+            if part is not None and part.generation == gen and self._catch_up(part, kind, owner):
+                return part
+        if not load_big and self._count(kind, owner) > LOAD_ON_DEMAND_MAX:
+            return None  # the background warm-up loads it; meanwhile exact SQL KNN answers
+        # Load without holding the lock: searches of other partitions go on meanwhile.
+        part = self._load(kind, owner, state[1], gen)
+        with self._lock:
             self._parts[key] = part
-            return part
+            self._catch_up(part, kind, owner)  # rows written while it loaded
+        return part
+
+    def _load(self, kind: str, owner: str, dim: int, gen: str) -> Partition:
+        """Read a partition from its vec0 table in blocks, on a connection of its own (a long
+        read there never holds up this connection's searches and writes)."""
+        import numpy as np
+
+        from bigmind.vecindex import Partition
+
+        part = Partition(dim, gen)
+        part.seen_top = self._top()
+        reader = self.db.reader()
+        try:
+            for block in reader.stream(
+                f"SELECT rowid, embedding FROM {table(kind)} WHERE user_id = ?", (owner,), 10_000
+            ):
+                ids = np.fromiter((r[0] for r in block), dtype=np.int64, count=len(block))
+                vecs = np.frombuffer(b"".join(r[1] for r in block), dtype=np.float32)
+                part.add(ids, vecs.reshape(len(block), dim))
+        finally:
+            reader.close()
+        return part
+
+    def _top(self) -> int:
+        return int(self.db.query("SELECT coalesce(max(id), 0) AS m FROM embeddings")[0]["m"])
 
     def _catch_up(self, part: Partition, kind: str, owner: str) -> bool:
         """Add rows other processes wrote; False if there are too many (reload instead)."""
         import numpy as np
 
+        top = self._top()
+        if top == part.seen_top:
+            return True  # nothing was written anywhere since the last look
         new = self.db.query(
             "SELECT id FROM embeddings WHERE kind = ? AND user_id = ? AND id > ? ORDER BY id"
             f" LIMIT {CATCH_UP_MAX + 1}",
@@ -427,6 +444,7 @@ class VectorStore:
                     np.array([r["rid"] for r in rows], dtype=np.int64),
                     vecs.reshape(len(rows), part.dim),
                 )
+        part.seen_top = top
         return True
 
     def _count(self, kind: str, owner: str) -> int:

@@ -340,3 +340,24 @@ async def test_store_fact_says_when_only_the_exact_check_ran(db_path: Path) -> N
         text, data = await call(client, "memory_store_fact", category="x", fact="Prefers tabs")
         assert data["created"] and "Only an exact-repeat check ran: semantic search error" in text
     rt.close()
+
+
+def test_a_second_process_sees_new_and_replaced_vectors(sem_runtime: Runtime) -> None:
+    """Two VectorStores on one file stand for two server processes (two IDE windows)."""
+    from bigmind import people
+
+    store = sem_runtime.store
+    store.append_chunk("The staging cluster runs on three ARM nodes")
+    people.remember(store, "lee", None, "frontend developer", None, None, None)
+    sem = ready(sem_runtime)
+    other = VectorStore(connect(sem_runtime.settings.db_path))
+    q = sem.embed_query("kubernetes nodes for staging")
+    assert len(other.knn("chunk", store.uid, q, 5)) == 1  # loads its own in-memory copy
+    store.append_chunk("Production runs on six x86 nodes in two zones")
+    people.remember(store, "lee", None, None, None, ["kubernetes operators"], None)
+    ready(sem_runtime)
+    assert len(other.knn("chunk", store.uid, q, 5)) == 2  # caught up by rowid
+    who = other.knn("person", "", sem.embed_query("kubernetes operator expert"), 1)
+    mine = sem.vectors.knn("person", "", sem.embed_query("kubernetes operator expert"), 1)
+    assert who[0].item_id == mine[0].item_id and abs(who[0].similarity - mine[0].similarity) < 1e-6
+    other.db.close()

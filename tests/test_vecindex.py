@@ -26,7 +26,7 @@ def test_quantised_cosines_are_within_a_hundredth() -> None:
     codes, scales, bits = quantise(x)
     approx = (codes.astype(np.float32) @ x[0]) * scales
     assert np.abs(approx - x @ x[0]).max() < 0.01
-    assert bits.shape == (500, 48) and codes.dtype == np.int8
+    assert bits.shape == (6, 500) and bits.dtype == np.uint64 and codes.dtype == np.int8
 
 
 def test_small_partitions_are_scored_whole() -> None:
@@ -68,3 +68,13 @@ def test_empty_partition_and_k_larger_than_n() -> None:
     got = part.search(x[2], 10)
     assert got[0][0] == 9 and len(got) == 3
     assert got[0][1] == pytest.approx(1.0, abs=0.01)
+
+
+def test_sign_words_give_the_true_hamming_distance() -> None:
+    x = clustered(200, seed=4)
+    _codes, _scales, words = quantise(x)
+    signs = x > 0
+    for i in (0, 5, 199):
+        naive = (signs != signs[7]).sum(axis=1)
+        fast = sum(np.bitwise_count(words[w] ^ words[w, 7]) for w in range(words.shape[0]))
+        assert fast[i] == naive[i]
