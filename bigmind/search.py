@@ -11,6 +11,7 @@ A trailing ``*`` on a word keeps its meaning: a prefix search.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -81,20 +82,34 @@ def stem_prefix(term: str) -> str:
     return word[: max(4, len(word) - 3)]
 
 
+EXCERPT_WINDOW = 2_000  # characters each side of the first match that are split into words
+
+
+@functools.lru_cache(maxsize=256)
+def _excerpt_patterns(stems: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(a word that starts with a stem, a stem at any word start) — compiled once per query."""
+    alternatives = "|".join(map(re.escape, stems))
+    return (
+        re.compile(r"[\"'(`\[{<*]*(?:" + alternatives + ")", re.I),
+        re.compile(r"(?<!\w)(?:" + alternatives + ")", re.I),
+    )
+
+
 def excerpt(text: str, terms: tuple[str, ...] | list[str], width: int = 40) -> str:
     """About ``width`` words of ``text`` around the first query term, terms in **bold**.
 
     Computed here rather than with FTS5's snippet(), which costs as much per row as ranking.
     """
-    words = _WORDS.findall(text)
     # Phrase terms (pre-commit, config.py) are matched on their first part.
     stems = {re.split(r"[._/'\-]", stem_prefix(t))[0] for t in terms if t.rstrip("*")}
     stems.discard("")
-    pattern = (
-        re.compile(r"[\"'(`\[{<*]*(?:" + "|".join(map(re.escape, stems)) + ")", re.IGNORECASE)
-        if stems
-        else None
-    )
+    pattern, anywhere = _excerpt_patterns(tuple(sorted(stems))) if stems else (None, None)
+    # Long texts: split into words only a window around the first match (C-speed search).
+    first_hit = anywhere.search(text) if anywhere else None
+    pos = first_hit.start() if first_hit else 0
+    lo = max(0, pos - EXCERPT_WINDOW)
+    hi = pos + EXCERPT_WINDOW
+    words = _WORDS.findall(text[lo:hi])
     marks = [bool(pattern and pattern.match(w)) for w in words]
     first = marks.index(True) if True in marks else 0
     start = max(0, min(first - width // 4, len(words) - width))
@@ -102,8 +117,8 @@ def excerpt(text: str, terms: tuple[str, ...] | list[str], width: int = 40) -> s
     out = " ".join(
         f"**{w}**" if m else w for w, m in zip(words[start:end], marks[start:end], strict=True)
     )
-    if start > 0:
+    if start > 0 or lo > 0:
         out = "…" + out
-    if end < len(words):
+    if end < len(words) or hi < len(text):
         out += "…"
     return out
