@@ -337,41 +337,17 @@ def breakdown(recall: Recall, sem: Semantic, queries: Sequence[str]) -> dict[str
 
 
 def knn_parts(vs: VectorStore, owner: str, qvecs: Sequence[np.ndarray]) -> dict[str, Any]:
-    """``VectorStore.knn("chunk", k=50)`` taken apart: the in-memory partition's steps
-    (same numpy code as ``Partition.search``) and the rowid → item id mapping query.
-
-    Reads the loaded partition's arrays directly (profiling only)."""
+    """``VectorStore.knn("chunk", k=50)`` taken apart: the in-memory ``Partition.search`` and
+    the rowid → item id mapping query (reads the loaded partition directly: profiling only)."""
     part = vs._parts.get(("chunk", owner))
     if part is None:
         return {}
     n = len(part)
-    bits, codes, scales = part._bits[:n], part._codes, part._scales
-    steps: dict[str, list[float]] = {"hamming": [], "select": [], "rescore": [], "top": []}
     search_s, mapping_s = [], []
     gc.collect()
     gc.disable()
     try:
         for q in qvecs:
-            t0 = time.perf_counter()
-            rows: Any
-            if n <= FULL_SCAN_MAX:
-                rows = np.arange(n)
-                t1 = t2 = time.perf_counter()
-            else:
-                want = min(n, max(CANDIDATES, 50 * FETCH))
-                qbits = np.packbits(q > 0)
-                dist = np.bitwise_count(np.bitwise_xor(bits, qbits)).sum(axis=1, dtype=np.uint32)
-                t1 = time.perf_counter()
-                rows = np.argpartition(dist, want - 1)[:want]
-                t2 = time.perf_counter()
-            sims = (codes[rows].astype(np.float32) @ q) * scales[rows]
-            t3 = time.perf_counter()
-            top = min(FETCH, len(rows))
-            best = np.argpartition(-sims, top - 1)[:top]
-            best = best[np.argsort(-sims[best])]
-            t4 = time.perf_counter()
-            for k, v in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
-                steps[k].append(v)
             t = time.perf_counter()
             found = part.search(q, FETCH)
             t5 = time.perf_counter()
@@ -384,14 +360,13 @@ def knn_parts(vs: VectorStore, owner: str, qvecs: Sequence[np.ndarray]) -> dict[
             mapping_s.append(t6 - t5)
     finally:
         gc.enable()
-    out = {
+    return {
         "rows": n,
-        "candidates": min(n, max(CANDIDATES, 50 * FETCH)) if n > FULL_SCAN_MAX else n,
+        "candidates": min(n, max(CANDIDATES, n // 100, 50 * FETCH)) if n > FULL_SCAN_MAX else n,
+        "partition_mb": round(part.nbytes / 1e6, 1),
         "partition_search": summary_ms(search_s),
         "map_to_items": summary_ms(mapping_s),
     }
-    out.update({f"step_{k}": summary_ms(v) for k, v in steps.items()})
-    return out
 
 
 def exact_ids(db: Any, owner: str, v: np.ndarray, k: int) -> list[str]:
@@ -582,9 +557,6 @@ def render(r: dict[str, Any]) -> str:
         ("· fusion, context, scoring, excerpts", lambda x: pp(x["parts"]["rest"], False)),
         ("`VectorStore.knn` alone (chunk, k = 50)", lambda x: pp(x["knn_k50"])),
         ("  · in-memory `Partition.search`", kp("partition_search")),
-        ("    · Hamming distance, all rows", kp("step_hamming")),
-        ("    · pick 5,000 nearest (argpartition)", kp("step_select")),
-        ("    · int8 rescore (5,000 or all rows)", kp("step_rescore")),
         ("  · rowid → item id (SQL)", kp("map_to_items")),
         ("keyword-only search (mode=keyword)", lambda x: pp(x["keyword_only"])),
         ("query embedding (ONNX, 1 thread)", lambda x: pp(x["query_embed"])),
@@ -600,7 +572,7 @@ def render(r: dict[str, Any]) -> str:
             lambda x: f"{x['warm']['s']:.2f} s, {x['warm']['vectors']:,}",
         ),
         (
-            "in memory: rows × 444 B / RSS growth (peak)",
+            "in memory: arrays / RSS growth (peak)",
             lambda x: (
                 f"{x['warm']['array_mb']:,.1f} MB / {x['warm']['rss_growth_mb']:,.0f} MB"
                 f" ({x['warm']['peak_growth_mb']:,.0f} MB)"
