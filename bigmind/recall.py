@@ -18,11 +18,10 @@ Reciprocal-rank fusion was tried first and measured worse on LoCoMo (R@5 0.553 v
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -153,26 +152,31 @@ class Recall:
         p = self.params
         fetch = max(p.fetch, n)
         cands: dict[tuple[str, str], _Cand] = {}
+        # Vector searches start first, on the pool; the keyword searches run here meanwhile
+        # (numpy and SQLite both release the GIL, so on two cores they overlap).
+        jobs: dict[str, list[Future[list[Neighbour]]]] = {}
+        if qvec is not None and self.semantic is not None:
+            for kind in wanted:
+                owner = "" if kind in SHARED_KINDS else self.store.uid
+                jobs[kind] = [
+                    _pool().submit(self.semantic.vectors.knn, source, owner, qvec, fetch)
+                    for source in (kind, *EXTRA_VECTORS.get(kind, ()))
+                ]
         for kind in wanted:
             if use_kw:
                 for rank, (item_id, why, score) in enumerate(self._keyword(kind, q, fetch), 1):
                     c = cands.setdefault((kind, item_id), _Cand(kind, item_id))
                     c.kw_rank, c.kw_why, c.lexical = rank, why, max(0.0, score)
-            if qvec is not None and self.semantic is not None:
-                owner = "" if kind in SHARED_KINDS else self.store.uid
-                sims: dict[str, float] = {}
-                sources = (kind, *EXTRA_VECTORS.get(kind, ()))
-                search = functools.partial(
-                    self.semantic.vectors.knn, owner=owner, query=qvec, k=fetch
-                )
-                for near in _each(search, sources):
-                    for nb in near:
-                        if nb.similarity > sims.get(nb.item_id, p.min_similarity):
-                            sims[nb.item_id] = nb.similarity
-                ordered = sorted(sims.items(), key=lambda kv: -kv[1])[:fetch]
-                for rank, (item_id, sim) in enumerate(ordered, 1):
-                    c = cands.setdefault((kind, item_id), _Cand(kind, item_id))
-                    c.vec_rank, c.similarity = rank, sim
+        for kind, futures in jobs.items():
+            sims: dict[str, float] = {}
+            for future in futures:  # a kind's vectors (chunk: alone and in context): best wins
+                for nb in future.result():
+                    if nb.similarity > sims.get(nb.item_id, p.min_similarity):
+                        sims[nb.item_id] = nb.similarity
+            ordered = sorted(sims.items(), key=lambda kv: -kv[1])[:fetch]
+            for rank, (item_id, sim) in enumerate(ordered, 1):
+                c = cands.setdefault((kind, item_id), _Cand(kind, item_id))
+                c.vec_rank, c.similarity = rank, sim
         loaded = self._load(list(cands.values()), include_deprecated)
         terms = terms_of(q)
         _coordinate(loaded, [stem_prefix(t) for t in terms])
@@ -359,14 +363,11 @@ class Recall:
 _POOL: ThreadPoolExecutor | None = None
 
 
-def _each(fn: Callable[[str], list[Neighbour]], sources: Sequence[str]) -> list[list[Neighbour]]:
-    """``fn`` over the sources, in parallel when several (numpy releases the GIL)."""
+def _pool() -> ThreadPoolExecutor:
     global _POOL
-    if len(sources) == 1:
-        return [fn(sources[0])]
     if _POOL is None:
         _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bigmind-knn")
-    return list(_POOL.map(fn, sources))
+    return _POOL
 
 
 def _coordinate(cands: list[_Cand], stems: list[str]) -> None:
