@@ -554,10 +554,10 @@ def product_semantic(ix: Indexed) -> Any:
 def product_ranker() -> Callable[[Indexed, str], list[str]] | None:
     from bigmind.recall import Recall
 
-    semantic_cache: dict[int, Any] = {}
+    semantic_cache: dict[str, Any] = {}
 
     def run(ix: Indexed, question: str) -> list[str]:
-        key = id(ix)
+        key = ix.backend.location  # not id(ix): ids are reused once a conversation is done
         if key not in semantic_cache:
             semantic_cache[key] = product_semantic(ix)
         found = Recall(ix.store, semantic_cache[key]).search(question, DEPTH, ["chunk"], bump=False)
