@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from bigmind import people
 from bigmind.db import Row
@@ -33,7 +33,7 @@ from bigmind.search import excerpt, stem_prefix, terms_of
 from bigmind.semantic import Semantic
 from bigmind.store import MAX_QUERY, Store, check_limit, check_text, match_why
 from bigmind.textsearch import Plan
-from bigmind.vectors import EXTRA_VECTORS, KINDS, Neighbour
+from bigmind.vectors import EXTRA_VECTORS, KINDS
 
 SHARED_KINDS = ("person", "global")
 _LATE_WHY = "\x00keyword"  # stands in for a keyword why until the hit is shown
@@ -152,34 +152,48 @@ class Recall:
         p = self.params
         fetch = max(p.fetch, n)
         cands: dict[tuple[str, str], _Cand] = {}
-        # Vector searches start first, on the pool; the keyword searches run here meanwhile
-        # (numpy and SQLite both release the GIL, so on two cores they overlap).
-        jobs: dict[str, list[Future[list[Neighbour]]]] = {}
-        if qvec is not None and self.semantic is not None:
-            for kind in wanted:
-                owner = "" if kind in SHARED_KINDS else self.store.uid
-                jobs[kind] = [
-                    _pool().submit(self.semantic.vectors.knn, source, owner, qvec, fetch)
-                    for source in (kind, *EXTRA_VECTORS.get(kind, ()))
-                ]
-        for kind in wanted:
-            if use_kw:
-                for rank, (item_id, why, score) in enumerate(self._keyword(kind, q, fetch), 1):
-                    c = cands.setdefault((kind, item_id), _Cand(kind, item_id))
-                    c.kw_rank, c.kw_why, c.lexical = rank, why, max(0.0, score)
-        for kind, futures in jobs.items():
+        if use_kw:
+            self._keyword_candidates(wanted, q, fetch, cands)
+        if qvec is not None:
+            self._vector_candidates(wanted, qvec, fetch, cands)
+        top = self._rank(list(cands.values()), q, n, include_deprecated)
+        if bump:
+            self._bump(top)
+        return Recalled([self._hit(c, terms_of(q)) for c in top], note)
+
+    # -- the steps of a search (also timed one by one by bench/semantic_latency.py) ---------
+    def _keyword_candidates(
+        self, kinds: Sequence[str], q: str, fetch: int, cands: dict[tuple[str, str], _Cand]
+    ) -> None:
+        for kind in kinds:
+            for rank, (item_id, why, score) in enumerate(self._keyword(kind, q, fetch), 1):
+                c = cands.setdefault((kind, item_id), _Cand(kind, item_id))
+                c.kw_rank, c.kw_why, c.lexical = rank, why, max(0.0, score)
+
+    def _vector_candidates(
+        self, kinds: Sequence[str], qvec: Any, fetch: int, cands: dict[tuple[str, str], _Cand]
+    ) -> None:
+        """Nearest vectors of every kind; a kind's extra vectors (chunk: read in context) count
+        by the best similarity. (Run in threads beside the keyword search, they were slower:
+        GIL hand-offs cost more than the overlap saved.)"""
+        assert self.semantic is not None
+        floor = self.params.min_similarity
+        for kind in kinds:
+            owner = "" if kind in SHARED_KINDS else self.store.uid
             sims: dict[str, float] = {}
-            for future in futures:  # a kind's vectors (chunk: alone and in context): best wins
-                for nb in future.result():
-                    if nb.similarity > sims.get(nb.item_id, p.min_similarity):
+            for source in (kind, *EXTRA_VECTORS.get(kind, ())):
+                for nb in self.semantic.vectors.knn(source, owner, qvec, fetch):
+                    if nb.similarity > sims.get(nb.item_id, floor):
                         sims[nb.item_id] = nb.similarity
             ordered = sorted(sims.items(), key=lambda kv: -kv[1])[:fetch]
             for rank, (item_id, sim) in enumerate(ordered, 1):
                 c = cands.setdefault((kind, item_id), _Cand(kind, item_id))
                 c.vec_rank, c.similarity = rank, sim
-        loaded = self._load(list(cands.values()), include_deprecated)
-        terms = terms_of(q)
-        _coordinate(loaded, [stem_prefix(t) for t in terms])
+
+    def _rank(self, cands: list[_Cand], q: str, n: int, include_deprecated: bool) -> list[_Cand]:
+        """Load the candidates, score them (fusion, context, signals) and keep the best ``n``."""
+        loaded = self._load(cands, include_deprecated)
+        _coordinate(loaded, [stem_prefix(t) for t in terms_of(q)])
         now = datetime.strptime(now_ts(), TS_FORMAT)
         for c in loaded:
             self._relevance(c)
@@ -187,10 +201,7 @@ class Recall:
         for c in loaded:
             self._signals(c, now)
         loaded.sort(key=lambda c: (-c.score, c.kind, c.id))
-        top = loaded[:n]
-        if bump:
-            self._bump(top)
-        return Recalled([self._hit(c, terms) for c in top], note)
+        return loaded[:n]
 
     # -- candidates ----------------------------------------------------------------------
     def _keyword(self, kind: str, q: str, fetch: int) -> list[tuple[str, str, float]]:
@@ -358,16 +369,6 @@ class Recall:
                     " last_accessed_at = excluded.last_accessed_at",
                     (kind, item_id, self.store.uid, ts),
                 )
-
-
-_POOL: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bigmind-knn")
-    return _POOL
 
 
 def _coordinate(cands: list[_Cand], stems: list[str]) -> None:
