@@ -531,7 +531,7 @@ def render(r: dict[str, Any]) -> str:
         ("goal (p95)", goal),
         ("· keyword list (FTS, 50)", lambda x: pp(x["parts"]["keyword"], False)),
         (
-            "· KNN chunk + chunk_context (k = 50 each, in parallel)",
+            "· KNN chunk + chunk_context (k = 50 each)",
             lambda x: pp(x["parts"]["knn"], False),
         ),
         ("  · of which `chunk`", lambda x: pp(x["parts"]["knn_chunk"], False)),
