@@ -187,6 +187,7 @@ class VectorStore:
         self.db = db
         self._high_water: dict[str, int] = {}
         self._parts: dict[tuple[str, str], Partition] = {}
+        self._loading: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
 
     @property
@@ -384,13 +385,34 @@ class VectorStore:
             if part is not None and part.generation == gen and self._catch_up(part, kind, owner):
                 return part
         if not load_big and self._count(kind, owner) > LOAD_ON_DEMAND_MAX:
-            return None  # the background warm-up loads it; meanwhile exact SQL KNN answers
+            self._load_later(kind, owner)  # meanwhile exact SQL KNN answers
+            return None
         # Load without holding the lock: searches of other partitions go on meanwhile.
         part = self._load(kind, owner, state[1], gen)
         with self._lock:
             self._parts[key] = part
             self._catch_up(part, kind, owner)  # rows written while it loaded
         return part
+
+    def _load_later(self, kind: str, owner: str) -> None:
+        """Load a big partition in a background thread (once at a time), e.g. after a vacuum
+        changed it: searches use sqlite-vec until it is in memory again."""
+        key = (kind, owner)
+        with self._lock:
+            if key in self._loading:
+                return
+            self._loading.add(key)
+
+        def run() -> None:
+            try:
+                self._partition(kind, owner, load_big=True)
+            except (OSError, self.db.Error) as exc:
+                log.warning("could not load %s vectors into memory: %s", kind, exc)
+            finally:
+                with self._lock:
+                    self._loading.discard(key)
+
+        threading.Thread(target=run, name="bigmind-vector-load", daemon=True).start()
 
     def _load(self, kind: str, owner: str, dim: int, gen: str) -> Partition:
         """Read a partition from its vec0 table in blocks, on a connection of its own (a long

@@ -361,3 +361,26 @@ def test_a_second_process_sees_new_and_replaced_vectors(sem_runtime: Runtime) ->
     mine = sem.vectors.knn("person", "", sem.embed_query("kubernetes operator expert"), 1)
     assert who[0].item_id == mine[0].item_id and abs(who[0].similarity - mine[0].similarity) < 1e-6
     other.db.close()
+
+
+def test_a_big_partition_is_searched_in_sqlite_vec_until_loaded_in_background(
+    sem_runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from bigmind import vectors
+
+    for text in ("Kafka consumer lag alerts", "CSS grid layout", "Postgres vacuum tuning"):
+        sem_runtime.store.append_chunk(text)
+    sem = ready(sem_runtime)
+    monkeypatch.setattr(vectors, "LOAD_ON_DEMAND_MAX", 0)  # every partition counts as big
+    fresh = VectorStore(sem_runtime.store.db)
+    q = sem.embed_query("message streaming backlog")
+    first = fresh.knn("chunk", sem_runtime.store.uid, q, 3)  # exact KNN in sqlite-vec
+    assert first[0].item_id == "1"
+    for _ in range(200):
+        if ("chunk", sem_runtime.store.uid) in fresh._parts:
+            break
+        time.sleep(0.02)
+    later = fresh.knn("chunk", sem_runtime.store.uid, q, 3)  # now from memory
+    assert [n.item_id for n in later] == [n.item_id for n in first]
