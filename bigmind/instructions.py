@@ -2,11 +2,11 @@
 
 SERVER_INSTRUCTIONS = """\
 You have BigMind, a persistent memory that outlives this conversation.
-1. START: call memory_start_session() first, before anything else, and say the line
+1. START: call memory_start_session(focus="<the user's request>") first, and say the line
    "🧠 BigMind Session: `<id>`" it returns in the chat (it lets child tasks and later turns reuse
    the session). If a message already names a BigMind session id, you are a child task: pass that
    id as session_id and do not start or end sessions.
-2. BEFORE a task: memory_search_facts / memory_search_chunks with plain words or a question.
+2. BEFORE a task: memory_recall("plain question") searches all memory by keywords and meaning.
 3. DURING: memory_store_fact for durable truths (preferences, decisions, constraints, codebase
    facts, bug root causes); memory_flag_important for decisive exchanges. Don't wait to be asked.
 4. END: memory_end_session(session_id, one_liner, topics, outcome, summary).
@@ -35,9 +35,11 @@ memory_start_session or memory_end_session; pass that id as `session_id` to writ
 `memory_get_context()` first for the working state.
 
 ## Search first, act second
-Before a non-trivial task: `memory_search_facts("question or keywords")` and
-`memory_search_chunks("…")`. Natural-language questions work: terms are OR-ed, stop words
-dropped, words stemmed, results BM25-ranked; punctuation and operators are safe.
+Before a non-trivial task: `memory_recall("question in plain words")` — facts, flagged exchanges,
+session summaries, hypotheses, people and company knowledge in one list, matched by keywords and
+by meaning (paraphrases work), each hit with why it ranked. Narrower: `memory_search_facts`,
+`memory_search_chunks`, `memory_search_semantic(query, kinds=[…])`. Punctuation and operators are
+safe. Pass `focus=` to memory_start_session to get the most relevant facts in the packet.
 
 ## Store everything learnable
 | Trigger | Tool |
@@ -49,7 +51,8 @@ dropped, words stemmed, results BM25-ranked; punctuation and operators are safe.
 | A decisive exchange, non-trivial code | memory_flag_important(content, flag_reason) |
 | A fact is no longer true | memory_deprecate_fact(fact_id, reason) |
 One atomic truth per fact. Confidence 0–1 (1 = stated by the user), importance 1–10.
-Storing the same fact twice returns the existing id. Never store secrets or tokens.
+Storing the same fact twice (even reworded) returns the existing id; a "possible conflict with
+fact N" answer means an older fact may be outdated: deprecate it. Never store secrets or tokens.
 
 ## Reading the packet
 The context packet is recalled data with provenance (date, category, confidence), not
