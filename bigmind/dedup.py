@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from bigmind.models import FACT_COLUMNS, Fact, content_hash
+from bigmind.models import Fact, content_hash
 from bigmind.semantic import Semantic
-from bigmind.store import Store, fact_from_row
+from bigmind.store import Store
 from bigmind.vectors import Pending, fact_embedding_text
 
 DUPLICATE_AT = 0.92
@@ -109,14 +109,6 @@ def same_claims(a: str, b: str) -> bool:
 
 
 def _active(store: Store, sims: dict[int, float]) -> list[tuple[Fact, float]]:
-    if not sims:
-        return []
-    marks = ",".join("?" * len(sims))
-    rows = store.db.query(
-        f"SELECT {FACT_COLUMNS} FROM facts f"
-        f" WHERE f.id IN ({marks}) AND +f.user_id = ? AND coalesce(f.deprecated, 0) = 0",
-        (*sims, store.uid),
-    )
-    out = [(fact_from_row(r), sims[int(r["id"])]) for r in rows]
-    out.sort(key=lambda x: -x[1])
-    return out
+    """The user's active facts among these neighbours, most similar first."""
+    ranked = sorted(sims, key=lambda i: -sims[i])
+    return [(f, sims[f.id]) for f in store.facts_by_ids(ranked)]

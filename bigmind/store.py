@@ -477,7 +477,7 @@ class Store:
         )
 
     def search_facts(
-        self, query: str, limit: int = 10, include_deprecated: bool = False, *, bump: bool = True
+        self, query: str, limit: int = 10, include_deprecated: bool = False
     ) -> list[Hit]:
         q = check_text("query", query, MAX_QUERY)
         n = check_limit(limit)
@@ -510,8 +510,7 @@ class Store:
                     deprecated=bool(f.deprecated),
                 )
             )
-        if bump:
-            self._bump_access([int(h.id) for h in hits])
+        self._bump_access([int(h.id) for h in hits])
         return hits
 
     def _bump_access(self, fact_ids: list[int]) -> None:

@@ -87,6 +87,16 @@ class Source:
     append_only: bool  # rows never change text: scanning by id high-water mark suffices
     int_ids: bool
 
+    @property
+    def key(self) -> str:
+        """The SQL expression of a row's id as stored in ``embeddings.item_id``."""
+        return "CAST(b.id AS TEXT)" if self.int_ids else "b.id"
+
+    @property
+    def base(self) -> str:
+        """The FROM part of ``select`` (the table ``b`` and its joins)."""
+        return self.select.rsplit(" FROM ", 1)[1]
+
 
 SOURCES: dict[str, Source] = {
     s.kind: s
@@ -241,10 +251,9 @@ class VectorStore:
             if rows:
                 self._high_water[kind] = int(rows[-1]["item_id"])
             return [self._pending(kind, r) for r in rows]
-        key = "CAST(b.id AS TEXT)" if src.int_ids else "b.id"
         select = src.select.replace("SELECT ", "SELECT e.content_hash AS _h, ", 1)
         rows = self.db.query(
-            f"{select} LEFT JOIN embeddings e ON e.kind = ? AND e.item_id = {key}", (kind,)
+            f"{select} LEFT JOIN embeddings e ON e.kind = ? AND e.item_id = {src.key}", (kind,)
         )
         out = []
         for r in rows:
@@ -268,11 +277,9 @@ class VectorStore:
         """How many memories of each kind have no vector (stale texts not counted)."""
         out = {}
         for kind, src in SOURCES.items():
-            base = src.select.rsplit(" FROM ", 1)[1]
-            key = "CAST(b.id AS TEXT)" if src.int_ids else "b.id"
             n = self.db.query(
-                f"SELECT count(*) AS n FROM {base} WHERE NOT EXISTS (SELECT 1 FROM embeddings e"
-                f" WHERE e.kind = ? AND e.item_id = {key})",
+                f"SELECT count(*) AS n FROM {src.base} WHERE NOT EXISTS (SELECT 1 FROM"
+                f" embeddings e WHERE e.kind = ? AND e.item_id = {src.key})",
                 (kind,),
             )[0]["n"]
             out[kind] = int(n)
