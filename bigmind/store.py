@@ -230,13 +230,7 @@ class Store:
                 (self.uid, ts_ago(hours=AUTO_CLOSE_HOURS)),
             )
             closed = [r["id"] for r in stale]
-            for sid in closed:
-                tx.execute(
-                    "UPDATE sessions SET ended_at = ?, auto_closed = 1,"
-                    " one_liner = CASE WHEN one_liner = '' THEN ? ELSE one_liner END"
-                    " WHERE id = ?",
-                    (ts, AUTO_CLOSED_ONE_LINER, sid),
-                )
+            self._auto_close(tx, closed, AUTO_CLOSED_ONE_LINER, ts)
             sid = new_id()
             tx.execute(
                 "INSERT INTO sessions(id, user_id, started_at, one_liner, ide_hint, last_activity_at)"
@@ -246,6 +240,33 @@ class Store:
             session = self._session_row(tx.execute, sid)
         assert session is not None
         return SessionStart(session, False, closed)
+
+    @staticmethod
+    def _auto_close(tx: Tx, ids: Sequence[str], one_liner: str, ts: str) -> None:
+        for sid in ids:
+            tx.execute(
+                "UPDATE sessions SET ended_at = ?, auto_closed = 1,"
+                " one_liner = CASE WHEN one_liner = '' THEN ? ELSE one_liner END"
+                " WHERE id = ? AND ended_at IS NULL",
+                (ts, one_liner, sid),
+            )
+
+    def auto_close(self, session_ids: Sequence[str], one_liner: str) -> list[str]:
+        """Close those of ``session_ids`` that are this user's and still open, marked as closed
+        automatically; a one-liner the agent already wrote is kept. Returns the ids closed."""
+        line = check_text("one_liner", one_liner, MAX_ONE_LINER)
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            open_ids = [
+                sid
+                for sid in dict.fromkeys(session_ids)
+                if tx.execute(
+                    "SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND ended_at IS NULL",
+                    (sid, self.uid),
+                )
+            ]
+            self._auto_close(tx, open_ids, line, ts)
+        return open_ids
 
     def resolve_session(self, session_id: str | None, tx: Tx) -> SessionRef:
         """The session a write belongs to: the given one, else the latest open one, else a new one.
