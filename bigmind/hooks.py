@@ -15,8 +15,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +47,10 @@ def context_arguments(sp: argparse.ArgumentParser) -> None:
 
 def close_arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument(
-        "--session", action="append", default=[], help="a session id (repeatable; default: all open)"
+        "--session",
+        action="append",
+        default=[],
+        help="a session id (repeatable; default: all open)",
     )
     sp.add_argument(
         "--one-liner", default="Closed from the command line", help="for sessions without one"
@@ -266,10 +268,6 @@ def _forget_start(data_dir: Path, event: dict[str, Any]) -> str | None:
     return started if isinstance(started, str) else None
 
 
-@contextmanager
-def _quietly() -> Iterator[None]:
+def _quietly() -> suppress:
     """Housekeeping that may lose a race with another hook process."""
-    try:
-        yield
-    except FileNotFoundError:
-        pass
+    return suppress(FileNotFoundError)
