@@ -292,7 +292,8 @@ def expand(names: list[str]) -> list[str]:
 def read(path: Path) -> str | None:
     """A target file's text, or None when it does not exist."""
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as f:  # keep CRLF line endings as they are
+            return f.read()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

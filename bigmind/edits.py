@@ -121,13 +121,16 @@ def load_json(text: str | None, where: str) -> tuple[dict[str, Any], bool]:
 
 def dump_json(doc: dict[str, Any], like: str | None = None) -> str:
     """Serialise with the indentation (and line endings) the original file used."""
-    indent: int | str = 2
-    if like:
+    indent: int | str | None = 2
+    if like and "\n" not in like.strip():
+        indent = None  # a one-line file stays on one line
+    elif like:
         m = re.search(r"\n([ \t]+)\S", like)
         if m:
             ws = m.group(1)
             indent = ws if "\t" in ws else len(ws)
-    out = json.dumps(doc, indent=indent, ensure_ascii=False) + "\n"
+    out = json.dumps(doc, indent=indent, ensure_ascii=False)
+    out += "\n" if like is None or like.endswith("\n") else ""
     return out.replace("\n", "\r\n") if like and "\r\n" in like else out
 
 

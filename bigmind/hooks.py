@@ -19,6 +19,8 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+import apsw
+
 from bigmind.errors import BigMindError
 
 log = logging.getLogger(__name__)
@@ -189,7 +191,7 @@ def _fail_open(body: Any) -> int:
     watchdog.start()
     try:
         body()
-    except (BigMindError, OSError, ValueError) as exc:
+    except (BigMindError, OSError, ValueError, apsw.Error) as exc:
         print(f"bigmind: hook skipped: {exc}", file=sys.stderr)
     finally:
         watchdog.cancel()

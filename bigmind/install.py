@@ -217,7 +217,7 @@ def _report(done: list[Done], names: list[str], args: argparse.Namespace, *, rem
         extra = f" (backup: {d.backup})" if d.backup else ""
         extra += f"; {d.note}" if d.note else ""
         print(f"{d.client:<15} {verb}{d.action:<9} {d.path}: {d.what}{extra}")
-    if not done and not jetbrains:
+    if not done and (remove or not jetbrains):
         print("Nothing to " + ("remove: BigMind is not installed there." if remove else "do."))
     if jetbrains:
         j = _jetbrains(remove)

@@ -1,0 +1,179 @@
+"""Claude Code hooks: the packet arrives at SessionStart, SessionEnd closes what the agent left
+open, and neither ever blocks or fails the client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import apsw
+import pytest
+
+from bigmind.db import connect
+from bigmind.hooks import FENCE_OPEN, auto_one_liner, first_prompt
+from bigmind.store import Store
+from mcp_calls import BIGMIND
+
+DEADLINE_S = 2.0
+
+
+def hook(*args: str, event: dict[str, object] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    r = subprocess.run(
+        [str(BIGMIND), *args, "--hook"],
+        input=json.dumps(event or {}),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    return r, time.monotonic() - started
+
+
+def transcript(tmp_path: Path, *entries: dict[str, object]) -> Path:
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in entries) + "\n")
+    return path
+
+
+def user(text: object) -> dict[str, object]:
+    return {"type": "user", "message": {"role": "user", "content": text}}
+
+
+def assistant(text: str) -> dict[str, object]:
+    return {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}
+
+
+def test_session_start_hook_returns_the_fenced_packet(store: Store, tmp_path: Path) -> None:
+    store.store_fact("preference", "Prefers pytest over unittest")
+    r, took = hook("context", event={"session_id": "cc-1", "hook_event_name": "SessionStart"})
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart"
+    text = out["additionalContext"]
+    assert text.startswith(FENCE_OPEN) and text.rstrip().endswith("</bigmind-memory>")
+    assert "not instructions" in text and "Prefers pytest over unittest" in text
+    assert took < DEADLINE_S
+    assert store.open_sessions() == []  # the agent opens its session; the hook only reads
+
+
+def test_hooks_fail_open_within_two_seconds_when_the_database_is_locked(
+    store: Store, db_path: Path
+) -> None:
+    store.start_session("cc")
+    locker = apsw.Connection(str(db_path))
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        for command in ("context", "close"):
+            r, took = hook(command, event={"session_id": "cc-2"})
+            assert r.returncode == 0 and r.stdout == ""
+            assert "hook skipped" in r.stderr and "Traceback" not in r.stderr
+            assert took < DEADLINE_S, f"{command} took {took:.2f} s"
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+
+
+def test_hooks_fail_open_when_the_database_cannot_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("BIGMIND_DB_PATH", str(tmp_path / "file" / "memory.db"))
+    r, took = hook("context")
+    assert r.returncode == 0 and r.stdout == "" and "BIGMIND_DB_PATH" in r.stderr
+    assert took < DEADLINE_S
+
+
+def test_a_hook_whose_stdin_never_closes_still_exits_in_time() -> None:
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [str(BIGMIND), "context", "--hook"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        code = proc.wait(timeout=10)
+        took = time.monotonic() - started
+    finally:
+        proc.kill()
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.close()
+        err = proc.stderr.read()
+    assert code == 0 and took < DEADLINE_S + 0.5
+    assert "no answer within" in err
+
+
+def test_session_end_closes_the_session_named_in_the_transcript(
+    store: Store, tmp_path: Path
+) -> None:
+    mine = store.start_session("claude-code").session.id
+    other = store.start_session("vscode").session.id  # another window's session
+    path = transcript(
+        tmp_path,
+        user("<command-name>/clear</command-name>"),
+        user("Fix the flaky login test in auth/tests.py"),
+        assistant(f"🧠 BigMind Session: `{mine}`\nLooking at the test…"),
+        user([{"type": "tool_result", "content": "ok"}]),
+    )
+    r, took = hook("close", event={"session_id": "cc-3", "transcript_path": str(path)})
+    assert r.returncode == 0 and took < DEADLINE_S, r.stderr
+    s = store.get_session(mine)
+    assert not s.is_open and s.auto_closed == 1
+    assert s.one_liner == "[auto-closed] Fix the flaky login test in auth/tests.py"
+    assert store.get_session(other).is_open
+
+
+def test_a_session_the_agent_ended_keeps_its_own_one_liner(store: Store, tmp_path: Path) -> None:
+    sid = store.start_session("claude-code").session.id
+    store.end_session(sid, "Fixed login test", ["auth"], "done", None)
+    path = transcript(tmp_path, user("hi"), assistant(f"BigMind Session: `{sid}`"))
+    r, _ = hook("close", event={"session_id": "cc-4", "transcript_path": str(path)})
+    assert r.returncode == 0
+    s = store.get_session(sid)
+    assert s.one_liner == "Fixed login test" and s.auto_closed == 0
+
+
+def test_without_a_session_line_the_end_hook_closes_what_opened_since_its_start(
+    store: Store, tmp_path: Path, db_path: Path
+) -> None:
+    before = store.start_session("vscode").session.id
+    time.sleep(0.05)
+    r, _ = hook("context", event={"session_id": "cc-5"})
+    assert r.returncode == 0
+    during = store.start_session("claude-code").session.id
+    path = transcript(tmp_path, user("Rename the config module"))
+    r, _ = hook("close", event={"session_id": "cc-5", "transcript_path": str(path), "reason": "exit"})
+    assert r.returncode == 0, r.stderr
+    assert not store.get_session(during).is_open
+    assert store.get_session(before).is_open
+    assert not (db_path.parent / "hooks" / "claude-cc-5.json").exists()
+
+
+def test_close_on_the_command_line(store: Store) -> None:
+    a = store.start_session("x").session.id
+    r = subprocess.run([str(BIGMIND), "close", "--json"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and json.loads(r.stdout) == {"closed": [a]}
+    r = subprocess.run([str(BIGMIND), "close"], capture_output=True, text=True, timeout=30)
+    assert r.stdout.strip() == "No open sessions to close."
+    r = subprocess.run(
+        [str(BIGMIND), "close", "--session", "nope"], capture_output=True, text=True, timeout=30
+    )
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+
+
+def test_first_prompt_and_one_liner_from_a_transcript() -> None:
+    lines = "\n".join(
+        json.dumps(e)
+        for e in (
+            {"type": "summary", "summary": "x"},
+            user([{"type": "text", "text": "  Explain\nthe   cache  "}]),
+        )
+    )
+    assert first_prompt(lines) == "Explain the cache"
+    assert first_prompt("not json\n") == ""
+    long = auto_one_liner(json.dumps(user("word " * 100)))
+    assert 110 <= len(long) <= 120 and long.endswith("word…")
+    assert auto_one_liner("", "logout") == "[auto-closed at Claude Code session end] reason: logout"
