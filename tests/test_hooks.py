@@ -19,7 +19,9 @@ from mcp_calls import BIGMIND
 DEADLINE_S = 2.0
 
 
-def hook(*args: str, event: dict[str, object] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
+def hook(
+    *args: str, event: dict[str, object] | None = None
+) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
     r = subprocess.run(
         [str(BIGMIND), *args, "--hook"],
@@ -42,7 +44,10 @@ def user(text: object) -> dict[str, object]:
 
 
 def assistant(text: str) -> dict[str, object]:
-    return {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}
+    return {
+        "type": "assistant",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+    }
 
 
 def test_session_start_hook_returns_the_fenced_packet(store: Store, tmp_path: Path) -> None:
@@ -145,7 +150,9 @@ def test_without_a_session_line_the_end_hook_closes_what_opened_since_its_start(
     assert r.returncode == 0
     during = store.start_session("claude-code").session.id
     path = transcript(tmp_path, user("Rename the config module"))
-    r, _ = hook("close", event={"session_id": "cc-5", "transcript_path": str(path), "reason": "exit"})
+    r, _ = hook(
+        "close", event={"session_id": "cc-5", "transcript_path": str(path), "reason": "exit"}
+    )
     assert r.returncode == 0, r.stderr
     assert not store.get_session(during).is_open
     assert store.get_session(before).is_open
@@ -154,7 +161,9 @@ def test_without_a_session_line_the_end_hook_closes_what_opened_since_its_start(
 
 def test_close_on_the_command_line(store: Store) -> None:
     a = store.start_session("x").session.id
-    r = subprocess.run([str(BIGMIND), "close", "--json"], capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [str(BIGMIND), "close", "--json"], capture_output=True, text=True, timeout=30
+    )
     assert r.returncode == 0 and json.loads(r.stdout) == {"closed": [a]}
     r = subprocess.run([str(BIGMIND), "close"], capture_output=True, text=True, timeout=30)
     assert r.stdout.strip() == "No open sessions to close."

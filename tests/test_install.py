@@ -38,7 +38,11 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
 
 def snapshot(*roots: Path) -> dict[str, bytes]:
     return {
-        str(f): f.read_bytes() for root in roots if root.exists() for f in root.rglob("*") if f.is_file()
+        str(f): f.read_bytes()
+        for root in roots
+        if root.exists()
+        for f in root.rglob("*")
+        if f.is_file()
     }
 
 
@@ -93,9 +97,9 @@ def test_uninstall_removes_exactly_what_install_added(project: Path, home: Path)
 
     r = run("uninstall", "--client", "all", "--project", str(project))
     assert r.returncode == 0, r.stderr
-    assert snapshot(project) == {
-        k: v for k, v in originals.items()
-    } | {str(project / ".mcp.json"): (json.dumps(USER_MCP, indent=4) + "\n").encode()}
+    assert snapshot(project) == {k: v for k, v in originals.items()} | {
+        str(project / ".mcp.json"): (json.dumps(USER_MCP, indent=4) + "\n").encode()
+    }
     assert not (project / ".vscode").exists() and not (project / ".cursor").exists()
     assert not clients.claude_desktop_config(home).exists()
     again = run("uninstall", "--client", "all", "--project", str(project))
