@@ -10,11 +10,10 @@ from pathlib import Path
 
 import apsw
 import pytest
+from mcp_calls import BIGMIND
 
-from bigmind.db import connect
 from bigmind.hooks import FENCE_OPEN, auto_one_liner, first_prompt
 from bigmind.store import Store
-from mcp_calls import BIGMIND
 
 DEADLINE_S = 2.0
 

@@ -8,11 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from mcp_calls import BIGMIND
 
 from bigmind import clients, edits
 from bigmind.errors import InvalidInput
 from bigmind.install import UNCHANGED, apply, plan
-from mcp_calls import BIGMIND
 
 USER_CLAUDE_MD = "# My project\r\n\r\nUse tabs, never spaces.\r\n"
 USER_MCP = {"mcpServers": {"other": {"command": "/usr/bin/other", "args": []}}}
@@ -93,7 +93,7 @@ def test_uninstall_removes_exactly_what_install_added(project: Path, home: Path)
     merged = json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert set(merged) == {"other", "bigmind"}
     starts = json.loads(settings.read_text())["hooks"]["SessionStart"]
-    assert [h["command"] for g in starts for h in g["hooks"]][0] == "echo hi"
+    assert next(h["command"] for g in starts for h in g["hooks"]) == "echo hi"
 
     r = run("uninstall", "--client", "all", "--project", str(project))
     assert r.returncode == 0, r.stderr
@@ -122,7 +122,6 @@ def test_user_fields_and_other_servers_survive_a_reinstall(project: Path) -> Non
 def test_a_moved_install_replaces_its_hooks_instead_of_adding_more(project: Path) -> None:
     settings = project / ".claude" / "settings.local.json"
     for exe in ("/old place/bin/bigmind", "/new/bin/bigmind"):
-        doc, _ = edits.load_json(settings.read_text() if settings.exists() else None, "s")
         for t in clients.targets("claude-code", project, exe=exe):
             if t.path == settings:
                 text = t.apply(settings.read_text() if settings.exists() else None).text
