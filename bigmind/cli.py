@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
 import sys
 import time
@@ -84,10 +85,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     rt = runtime()
     try:
         target = transfer.resolve_export_path(args.output, rt.settings.data_dir)
-        counts = transfer.write_export(rt.store, target, overwrite=args.overwrite)
+        counts = transfer.write_export(
+            rt.store, target, overwrite=args.overwrite, progress=progress("Exporting tables")
+        )
     finally:
         rt.close()
-    print(f"Exported to {target}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
+    if args.json:
+        print(json.dumps({"path": str(target), "rows": counts}, indent=1))
+    else:
+        rows = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no rows"
+        print(f"Exported to {target}: {rows}")
     return 0
 
 
@@ -98,9 +105,19 @@ def cmd_import(args: argparse.Namespace) -> int:
     rt = runtime()
     try:
         path = transfer.resolve_import_path(args.path, rt.settings.data_dir)
-        report = transfer.import_data(rt.store, transfer.load_export(path), args.mode)
+        export = transfer.load_export(path)
+        report = transfer.import_data(rt.store, export, args.mode, progress("Importing rows"))
     finally:
         rt.close()
+    if args.json:
+        data = {
+            "path": str(path),
+            "source_user": report.source_user,
+            "added": report.added,
+            "skipped": report.skipped,
+        }
+        print(json.dumps(data, indent=1, ensure_ascii=False))
+        return 0
     added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"
     print(f"Imported from {path}: {added}.")
     return 0
@@ -167,13 +184,16 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         model = sem.status().model
     finally:
         rt.close()
-    print(f"Re-embedded {n} memories with {model}.")
+    if args.json:
+        print(json.dumps({"embedded": n, "model": model}))
+    else:
+        print(f"Re-embedded {n} memories with {model}.")
     return 0
 
 
 def cmd_version(args: argparse.Namespace) -> int:
     """Print the version."""
-    print(f"bigmind {__version__}")
+    print(json.dumps({"version": __version__}) if args.json else f"bigmind {__version__}")
     return 0
 
 
@@ -256,12 +276,14 @@ COMMANDS: dict[str, Command] = {
         "Back up the configured user's memory to a JSON file.",
         "bigmind export --output ~/bigmind-backup.json",
         _export_args,
+        json=True,
     ),
     "import": Command(
         cmd_import,
         "Merge a file written by export into the configured user's memory (idempotent).",
         "bigmind import ~/bigmind-backup.json",
         _import_args,
+        json=True,
     ),
     "model": Command(
         cmd_model,
@@ -273,6 +295,7 @@ COMMANDS: dict[str, Command] = {
         cmd_reindex,
         "Re-embed every memory with the configured model (after changing BIGMIND_EMBED_MODEL).",
         "bigmind reindex",
+        json=True,
     ),
     "doctor": Command(
         "bigmind.doctor:cmd_doctor",
@@ -281,11 +304,42 @@ COMMANDS: dict[str, Command] = {
         "bigmind.doctor:doctor_arguments",
         json=True,
     ),
-    "version": Command(cmd_version, "Print the installed version.", "bigmind version"),
+    "search": Command(
+        "bigmind.commands:cmd_search",
+        "Keyword search of the configured user's memory (fast: no model).",
+        'bigmind search "test runner" --kind facts --limit 5',
+        "bigmind.commands:search_arguments",
+        json=True,
+    ),
+    "recall": Command(
+        "bigmind.commands:cmd_recall",
+        "Hybrid recall as memory_recall: keyword and meaning matches fused, with why.",
+        "bigmind recall which message broker did we choose --kinds fact,chunk",
+        "bigmind.commands:recall_arguments",
+        json=True,
+    ),
+    "stats": Command(
+        "bigmind.commands:cmd_stats",
+        "Counts per tier, facts per category, database size, calibration, token savings.",
+        "bigmind stats --json",
+        json=True,
+    ),
+    "user": Command(
+        "bigmind.commands:cmd_user",
+        "List the database's users, add one, or change a role (member, curator, admin).",
+        "bigmind user list\n"
+        "         bigmind user add bob --role curator\n"
+        "         bigmind user set-role bob admin",
+        "bigmind.commands:user_arguments",
+        json=True,
+    ),
+    "version": Command(cmd_version, "Print the installed version.", "bigmind version", json=True),
 }
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. With ``only``, just that command gets its arguments: the other
+    commands' modules are not imported (a hook or ``--help`` starts faster)."""
     p = argparse.ArgumentParser(
         prog="bigmind",
         description="BigMind: persistent memory for AI coding agents (an MCP server).",
@@ -301,7 +355,7 @@ def parser() -> argparse.ArgumentParser:
             epilog=f"example: {c.example}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        if c.arguments is not None:
+        if c.arguments is not None and name == only:
             _resolve(c.arguments)(sp)
         if c.json:
             sp.add_argument("--json", action="store_true", help="machine-readable output")
@@ -310,13 +364,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    args = parser(command).parse_args(argv)
     if not getattr(args, "func", None):
         parser().print_help()
         return 0
     try:
-        run = _resolve(args.func)
-        return int(run(args))  # type: ignore[call-overload]
+        code = _resolve(args.func)(args)
+        return code if isinstance(code, int) else 0
     except BigMindError as exc:
         print(f"bigmind: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +28,8 @@ from bigmind.store import Store
 
 EXPORT_FORMAT = "bigmind-export"
 EXPORT_VERSION = 1
+PROGRESS_EVERY = 500  # rows between progress reports on import
+Progress = Callable[[int, int], None]
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
@@ -79,8 +82,9 @@ OWNED_SQL = {
 
 
 # -- export ------------------------------------------------------------------------------------
-def export_data(store: Store) -> dict[str, Any]:
-    """Every row this user owns, with all columns, as a JSON-ready dict."""
+def export_data(store: Store, progress: Progress | None = None) -> dict[str, Any]:
+    """Every row this user owns, with all columns, as a JSON-ready dict (``progress`` is
+    told the tables read so far)."""
     data: dict[str, Any] = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -92,8 +96,10 @@ def export_data(store: Store) -> dict[str, Any]:
             "SELECT * FROM identity_profile WHERE user_id = ?", (store.uid,)
         ),
     }
-    for name, sql in OWNED_SQL.items():
+    for i, (name, sql) in enumerate(OWNED_SQL.items(), 1):
         data[name] = store.db.query(sql, (store.uid,))
+        if progress:
+            progress(i, len(OWNED_SQL))
     return data
 
 
@@ -114,13 +120,15 @@ def resolve_export_path(output_path: str | None, data_dir: Path) -> Path:
     return p
 
 
-def write_export(store: Store, target: Path, *, overwrite: bool = False) -> dict[str, int]:
+def write_export(
+    store: Store, target: Path, *, overwrite: bool = False, progress: Progress | None = None
+) -> dict[str, int]:
     """Write the export atomically (temp file, then link/rename). Returns rows per table."""
     if target.exists() and not overwrite:
         raise ExportError(
             f"{target} already exists; pass overwrite=True or choose another output_path."
         )
-    data = export_data(store)
+    data = export_data(store, progress)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".bigmind-export-", dir=target.parent)
@@ -225,13 +233,16 @@ def load_export(path: Path) -> dict[str, Any]:
     return data
 
 
-def import_data(store: Store, data: dict[str, Any], mode: str = "merge") -> ImportReport:
-    """Merge a validated export into the store's user's memory in one transaction."""
+def import_data(
+    store: Store, data: dict[str, Any], mode: str = "merge", progress: Progress | None = None
+) -> ImportReport:
+    """Merge a validated export into the store's user's memory in one transaction
+    (``progress`` is told the rows merged so far, every ``PROGRESS_EVERY``)."""
     if mode != "merge":
         raise InvalidInput(f"'mode' must be 'merge' (got {mode!r}); merge never deletes anything.")
     report = ImportReport(source_user=str(data["user"]["username"]))
     try:
-        _merge(store, data, report)
+        _merge(store, data, report, progress)
     except store.db.Error as exc:
         raise InvalidInput(
             f"The file's rows do not fit this database ({exc}); nothing was imported."
@@ -239,7 +250,11 @@ def import_data(store: Store, data: dict[str, Any], mode: str = "merge") -> Impo
     return report
 
 
-def _merge(store: Store, data: dict[str, Any], report: ImportReport) -> None:
+def _merge(
+    store: Store, data: dict[str, Any], report: ImportReport, progress: Progress | None
+) -> None:
+    total = sum(len(data.get(t.name, [])) for t in TABLES)
+    seen = 0
     with store.db.transaction() as tx:
         for sid in {r["id"] for r in data.get("sessions", [])}:
             owner = tx.execute("SELECT user_id FROM sessions WHERE id = ?", (sid,))
@@ -252,6 +267,9 @@ def _merge(store: Store, data: dict[str, Any], report: ImportReport) -> None:
             columns = tx.columns(t.name)
             added = skipped = 0
             for raw in data.get(t.name, []):
+                seen += 1
+                if progress and (seen % PROGRESS_EVERY == 0 or seen == total):
+                    progress(seen, total)
                 row = {k: v for k, v in raw.items() if k in columns}
                 for col in t.owner:
                     row[col] = store.uid

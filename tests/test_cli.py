@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bigmind import __version__
 from bigmind.cli import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +52,8 @@ def test_every_command_is_documented_in_the_readme(name: str) -> None:
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["version"]) == 0
     assert capsys.readouterr().out.startswith("bigmind ")
+    assert main(["version", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"version": __version__}
 
 
 def test_context_prints_the_packet(tmp_path: Path) -> None:
@@ -83,13 +87,22 @@ def test_export_then_import_on_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "backup.json"
     r = run("export", "--output", str(out), **env)
     assert r.returncode == 0 and "1 facts" in r.stdout and out.exists()
+    assert "Exporting tables [" in r.stderr and "Traceback" not in r.stderr
     r = run("export", "--output", str(out), **env)
     assert r.returncode == 6 and "already exists" in r.stderr
     other = {"BIGMIND_DB_PATH": str(tmp_path / "b.db"), "BIGMIND_USER": "carol"}
     r = run("import", str(out), **other)
     assert r.returncode == 0 and "1 facts" in r.stdout
+    assert "Importing rows [" in r.stderr
     r = run("import", str(out), **other)
     assert r.returncode == 0 and "nothing new" in r.stdout
+    r = run("import", str(out), "--json", **other)
+    report = json.loads(r.stdout)
+    assert report["source_user"] == "carol" and report["skipped"]["facts"] == 1
+    assert sum(report["added"].values()) == 0
+    r = run("export", "--output", str(tmp_path / "again.json"), "--json", **env)
+    written = json.loads(r.stdout)
+    assert written["path"] == str(tmp_path / "again.json") and written["rows"]["facts"] == 1
     (tmp_path / "junk.json").write_text("[]")
     r = run("import", str(tmp_path / "junk.json"), **other)
     assert r.returncode == 2 and "not a BigMind export" in r.stderr
@@ -110,6 +123,8 @@ def test_reindex_embeds_everything_with_a_progress_bar(tmp_path: Path, model_dir
     assert r.returncode == 0, r.stderr
     assert "Re-embedded 5 memories with all-MiniLM-L6-v2." in r.stdout
     assert "Embedding [" in r.stderr and "5/5" in r.stderr
+    r = run("reindex", "--json", BIGMIND_EMBED_MODEL=str(model_dir), **env)
+    assert json.loads(r.stdout) == {"embedded": 5, "model": "all-MiniLM-L6-v2"}
     r = run("reindex", BIGMIND_EMBED_MODEL=str(tmp_path / "nowhere"), **env)
     assert r.returncode != 0 and "bigmind model export" in r.stderr
     assert "Traceback" not in r.stderr

@@ -1,0 +1,122 @@
+"""The users of one database and their roles (member, curator, admin).
+
+Plain functions over a :class:`~bigmind.db.Backend`, so the ``bigmind user`` command and,
+later, team-mode tools share one set of rules: roles are a fixed list, only an admin
+changes users, and the last admin cannot lose the role (nobody could give it back).
+"""
+
+from __future__ import annotations
+
+from bigmind.db import Backend, Row, Tx
+from bigmind.errors import Forbidden, InvalidInput, NotFound
+from bigmind.models import User, new_id, now_ts
+from bigmind.store import check_text
+
+ROLES = ("member", "curator", "admin")
+_COLUMNS = "id, username, display_name, role, created_at, last_seen"
+
+
+def check_role(role: str) -> str:
+    """The role in canonical form.
+
+    Raises:
+        InvalidInput: it is not one of :data:`ROLES`.
+    """
+    r = (role or "").strip().lower()
+    if r not in ROLES:
+        raise InvalidInput(f"Unknown role {role!r}; use one of: {', '.join(ROLES)}.")
+    return r
+
+
+def list_users(db: Backend) -> list[User]:
+    """Every user of the database, admins first, then by name."""
+    rows = db.query(
+        f"SELECT {_COLUMNS} FROM users ORDER BY CASE role WHEN 'admin' THEN 0"
+        " WHEN 'curator' THEN 1 ELSE 2 END, username"
+    )
+    return [_user(r) for r in rows]
+
+
+def get_user(db: Backend, username: str) -> User:
+    """One user by name.
+
+    Raises:
+        NotFound: no user has that name.
+    """
+    name = check_text("username", username, 100)
+    rows = db.query(f"SELECT {_COLUMNS} FROM users WHERE username = ?", (name,))
+    if not rows:
+        raise NotFound(f"No user {name!r}; `bigmind user list` shows who exists.")
+    return _user(rows[0])
+
+
+def add_user(db: Backend, username: str, role: str = "member", *, by: User | None = None) -> User:
+    """Register a user with a role.
+
+    Args:
+        by: who asks; when given, must be an admin.
+
+    Raises:
+        InvalidInput: bad name or role, or the user exists already.
+        Forbidden: ``by`` is not an admin.
+    """
+    name = check_text("username", username, 100)
+    r = check_role(role)
+    _require_admin(by)
+    with db.transaction() as tx:
+        have = tx.execute("SELECT role FROM users WHERE username = ?", (name,))
+        if have:
+            raise InvalidInput(
+                f"User {name!r} already exists (role {have[0]['role'] or 'member'}); "
+                f"change the role with `bigmind user set-role {name} ROLE`."
+            )
+        tx.execute(
+            "INSERT INTO users(id, username, role, created_at) VALUES (?, ?, ?, ?)",
+            (new_id(), name, r, now_ts()),
+        )
+        return _user(_row(tx, name))
+
+
+def set_role(db: Backend, username: str, role: str, *, by: User | None = None) -> tuple[User, str]:
+    """Give a user another role. Returns the updated user and the role it had.
+
+    Args:
+        by: who asks; when given, must be an admin.
+
+    Raises:
+        InvalidInput: bad role.
+        NotFound: no such user.
+        Forbidden: ``by`` is not an admin, or this would leave the database without an admin.
+    """
+    name = check_text("username", username, 100)
+    r = check_role(role)
+    _require_admin(by)
+    with db.transaction() as tx:
+        rows = tx.execute(f"SELECT {_COLUMNS} FROM users WHERE username = ?", (name,))
+        if not rows:
+            raise NotFound(f"No user {name!r}; add it with `bigmind user add {name} --role {r}`.")
+        before = _user(rows[0]).role
+        if before == "admin" and r != "admin":
+            admins = tx.execute("SELECT count(*) AS n FROM users WHERE role = 'admin'")[0]["n"]
+            if admins <= 1:
+                raise Forbidden(
+                    f"{name!r} is the last admin; make another user admin first "
+                    "(`bigmind user set-role NAME admin`)."
+                )
+        if before != r:
+            tx.execute("UPDATE users SET role = ? WHERE username = ?", (r, name))
+        return _user(_row(tx, name)), before
+
+
+def _require_admin(by: User | None) -> None:
+    if by is not None and by.role != "admin":
+        raise Forbidden(f"Only an admin can change users; {by.username!r} is a {by.role}.")
+
+
+def _row(tx: Tx, username: str) -> Row:
+    return tx.execute(f"SELECT {_COLUMNS} FROM users WHERE username = ?", (username,))[0]
+
+
+def _user(row: Row) -> User:
+    # Rows written before roles were checked may hold NULL: they are members.
+    return User(**(row | {"role": row.get("role") or "member"}))
