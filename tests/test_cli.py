@@ -149,3 +149,10 @@ def test_model_export_writes_a_loadable_model(tmp_path: Path) -> None:
     assert OnnxEmbedder(target).embed(["hello"]).shape == (1, 384)
     r = run("model", "export", "--source", str(tmp_path / "missing"), "--to", str(target))
     assert r.returncode != 0 and "Traceback" not in r.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    script = f"'{BIGMIND}' install --client all --dry-run --project '{tmp_path}' | head -1"
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.stdout.startswith("copilot") and len(r.stdout.splitlines()) == 1
+    assert r.stderr == ""
