@@ -152,7 +152,7 @@ def test_model_export_writes_a_loadable_model(tmp_path: Path) -> None:
 
 
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
-    script = f"'{BIGMIND}' install --client all --dry-run --project '{tmp_path}' | head -1"
+    # `true` exits before bigmind writes a byte: its first print meets a closed pipe.
+    script = f"'{BIGMIND}' install --client all --dry-run --project '{tmp_path}' | true"
     r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
-    assert r.stdout.startswith("copilot") and len(r.stdout.splitlines()) == 1
     assert r.stderr == ""
