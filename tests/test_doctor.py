@@ -1,0 +1,301 @@
+"""`bigmind doctor`: one verdict per check, read-only, exit 1 only when something failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bigmind.cli import main
+from bigmind.db import SQLiteBackend
+from bigmind.doctor import MARKS, run_checks
+from bigmind.migrations import SCHEMA_VERSION
+from bigmind.store import Store
+
+BIGMIND = Path(sys.executable).parent / "bigmind"
+
+
+def doctor(
+    capsys: pytest.CaptureFixture[str], project: Path, *args: str
+) -> tuple[int, dict[str, Any]]:
+    """Run `bigmind doctor --json` in this process; (exit code, {check name: check})."""
+    code = main(["doctor", "--json", "--project", str(project), *args])
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] == (code == 0)
+    return code, {c["name"]: c for c in out["checks"]}
+
+
+def test_a_fresh_install_is_ok_and_doctor_does_not_create_the_database(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db_path: Path
+) -> None:
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0
+    assert list(checks) == [
+        "python",
+        "sqlite",
+        "sqlite-vec",
+        "settings",
+        "database",
+        "embedder",
+        "clients",
+    ]
+    assert checks["sqlite"]["status"] == "ok" and "FTS5 available" in checks["sqlite"]["detail"]
+    assert checks["sqlite-vec"]["status"] == "ok"
+    assert checks["database"] == {
+        "name": "database",
+        "status": "ok",
+        "detail": f"{db_path} will be created on first use",
+    }
+    assert not db_path.exists() and not db_path.parent.exists()
+
+
+def test_settings_line_shows_every_setting_and_the_db_path(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db_path: Path
+) -> None:
+    _, checks = doctor(capsys, tmp_path, "--quick")
+    detail = checks["settings"]["detail"]
+    assert checks["settings"]["status"] == "ok"
+    assert f"BIGMIND_DB_PATH={db_path}" in detail and "BIGMIND_USER=alice" in detail
+    for name in ("MODE", "PORT", "LOG_LEVEL", "CONTEXT_BUDGET", "EMBED_MODEL", "EMBED_THREADS"):
+        assert f"BIGMIND_{name}=" in detail
+
+
+def test_an_invalid_setting_fails_and_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIGMIND_PORT", "0")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 1
+    assert checks["settings"]["status"] == "fail"
+    assert checks["settings"]["detail"].startswith("invalid BIGMIND_PORT: ")
+    assert checks["database"]["status"] == "warn"  # skipped, not guessed
+    assert "skipped" in checks["database"]["detail"]
+
+
+def test_a_postgres_url_fails_because_this_version_refuses_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIGMIND_DB_URL", "postgresql://u:secret@db/bigmind")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 1 and checks["settings"]["status"] == "fail"
+    assert "BIGMIND_DB_URL" in checks["settings"]["detail"]
+    assert "secret" not in checks["settings"]["detail"]
+
+
+def test_an_unknown_bigmind_variable_is_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIGMIND_EMBED_MODLE", "off")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0 and checks["settings"]["status"] == "warn"
+    assert "unknown BIGMIND_EMBED_MODLE ignored" in checks["settings"]["detail"]
+
+
+def test_database_counts_the_users_facts_and_sessions(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store: Store
+) -> None:
+    store.start_session()
+    store.store_fact("preference", "Prefers pytest")
+    store.store_fact("preference", "Tabs, not spaces")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0, checks
+    detail = checks["database"]["detail"]
+    assert checks["database"]["status"] == "ok"
+    assert f"quick_check ok, schema {SCHEMA_VERSION} (" in detail
+    assert "user alice: facts 2, sessions 1 (1 open)" in detail
+
+
+def test_a_user_not_registered_yet_is_ok(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    store: Store,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BIGMIND_USER", "bob")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0 and "user bob not registered yet" in checks["database"]["detail"]
+
+
+def test_a_file_that_is_not_sqlite_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db_path: Path
+) -> None:
+    db_path.parent.mkdir(parents=True)
+    db_path.write_bytes(b"this is not a database, just text " * 200)
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 1 and checks["database"]["status"] == "fail"
+    assert str(db_path) in checks["database"]["detail"]
+
+
+def test_a_database_from_a_newer_bigmind_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, backend: SQLiteBackend
+) -> None:
+    with backend.transaction() as tx:
+        tx.execute("INSERT INTO bigmind_migrations(name) VALUES ('9999_from_the_future')")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 1 and checks["database"]["status"] == "fail"
+    assert "9999_from_the_future" in checks["database"]["detail"]
+
+
+def test_pending_migrations_are_a_warning_and_doctor_does_not_apply_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, backend: SQLiteBackend
+) -> None:
+    with backend.transaction() as tx:
+        tx.execute("DELETE FROM bigmind_migrations WHERE name = '0009_embeddings'")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0 and checks["database"]["status"] == "warn"
+    assert f"schema {SCHEMA_VERSION - 1} of {SCHEMA_VERSION}" in checks["database"]["detail"]
+    assert len(backend.query("SELECT name FROM bigmind_migrations")) == SCHEMA_VERSION - 1
+
+
+def test_a_database_that_cannot_be_created_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("BIGMIND_DB_PATH", str(tmp_path / "a-file" / "sub" / "memory.db"))
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 1 and checks["database"]["status"] == "fail"
+    assert "is not a writable folder" in checks["database"]["detail"]
+
+
+def test_embeddings_off_is_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIGMIND_EMBED_MODEL", "off")
+    code, checks = doctor(capsys, tmp_path)
+    assert code == 0
+    assert checks["embedder"]["status"] == "warn"
+    assert "keyword search only" in checks["embedder"]["detail"]
+
+
+def test_a_missing_model_is_a_warning_that_names_the_export_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, checks = doctor(capsys, tmp_path)
+    assert code == 0 and checks["embedder"]["status"] == "warn"
+    assert "run `bigmind model export`" in checks["embedder"]["detail"]
+
+
+def test_a_broken_model_folder_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    monkeypatch.setenv("BIGMIND_EMBED_MODEL", str(broken))
+    for quick in ([], ["--quick"]):
+        code, checks = doctor(capsys, tmp_path, *quick)
+        assert code == 1 and checks["embedder"]["status"] == "fail", quick
+
+
+def test_the_real_model_loads_and_embeds(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    model_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BIGMIND_EMBED_MODEL", str(model_dir))
+    code, checks = doctor(capsys, tmp_path)
+    assert code == 0 and checks["embedder"]["status"] == "ok", checks["embedder"]
+    assert ": 384 d, one text embedded in " in checks["embedder"]["detail"]
+    _, checks = doctor(capsys, tmp_path, "--quick")
+    assert checks["embedder"]["status"] == "ok"
+    assert "(384 d) found at" in checks["embedder"]["detail"]
+    assert "not loaded (--quick)" in checks["embedder"]["detail"]
+
+
+def test_vectors_of_another_model_are_a_warning_to_reindex(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    model_dir: Path,
+    backend: SQLiteBackend,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bigmind.vectors import VectorStore
+
+    VectorStore(backend).adopt("some-other-model", 8)
+    monkeypatch.setenv("BIGMIND_EMBED_MODEL", str(model_dir))
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0 and checks["embedder"]["status"] == "warn"
+    assert "some-other-model" in checks["embedder"]["detail"]
+    assert "bigmind reindex" in checks["embedder"]["detail"]
+
+
+def test_client_files_absent_then_installed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    _, checks = doctor(capsys, project, "--quick")
+    assert checks["clients"]["status"] == "warn"
+    assert f"bigmind install --client NAME --project {project}" in checks["clients"]["detail"]
+    assert main(["install", "--client", "claude-code", "--project", str(project)]) == 0
+    capsys.readouterr()
+    code, checks = doctor(capsys, project, "--quick")
+    assert code == 0 and checks["clients"]["status"] == "ok", checks["clients"]
+    assert "claude-code (.mcp.json)" in checks["clients"]["detail"]
+
+
+def test_an_outdated_client_file_is_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    assert main(["install", "--client", "cursor", "--project", str(project)]) == 0
+    capsys.readouterr()
+    config = project / ".cursor" / "mcp.json"
+    data = json.loads(config.read_text())
+    data["mcpServers"]["bigmind"]["command"] = "/old/venv/bin/bigmind"
+    config.write_text(json.dumps(data))
+    _, checks = doctor(capsys, project, "--quick")
+    assert checks["clients"]["status"] == "warn"
+    assert "outdated: cursor (.cursor/mcp.json)" in checks["clients"]["detail"]
+
+
+def test_human_output_has_one_marked_line_per_check(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIGMIND_CONTEXT_BUDGET", "5")
+    assert main(["doctor", "--quick", "--project", str(tmp_path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 7
+    assert {line[0] for line in lines} == set(MARKS.values())
+    assert lines[0].startswith("✓ python ")
+    assert next(x for x in lines if "settings" in x).startswith("✗ settings   invalid ")
+
+
+def test_a_missing_project_folder_is_invalid_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["doctor", "--project", str(tmp_path / "nope")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_quick_checks_take_well_under_a_second(tmp_path: Path, store: Store) -> None:
+    run_checks(tmp_path, quick=True)  # imports are paid once per process
+    started = time.perf_counter()
+    run_checks(tmp_path, quick=True)
+    assert time.perf_counter() - started < 0.5
+
+
+def test_the_command_keeps_stdout_for_json(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env |= {"BIGMIND_DB_PATH": str(tmp_path / "m.db"), "BIGMIND_EMBED_MODEL": "off"}
+    started = time.perf_counter()
+    r = subprocess.run(
+        [str(BIGMIND), "doctor", "--quick", "--json", "--project", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    elapsed = time.perf_counter() - started
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["ok"] is True
+    assert elapsed < 5  # about 0.5 s here; generous for slow CI machines
+    assert not (tmp_path / "m.db").exists()
