@@ -31,9 +31,11 @@ Write-Host "Installing BigMind into $Venv …"
 $venvPy = Join-Path $Venv "Scripts\python.exe"
 if (Get-Command uv -ErrorAction SilentlyContinue) {
     if (-not (Test-Path $venvPy)) { uv venv --quiet --python $py $Venv }
+    if ($LASTEXITCODE -ne 0) { Write-Error "could not create $Venv"; exit 1 }
     uv pip install --quiet --python $venvPy --upgrade $here
 } else {
     if (-not (Test-Path $venvPy)) { & $py -m venv $Venv }
+    if ($LASTEXITCODE -ne 0) { Write-Error "could not create $Venv"; exit 1 }
     & $venvPy -m pip install --quiet --disable-pip-version-check --upgrade $here
 }
 if ($LASTEXITCODE -ne 0) { Write-Error "pip install failed"; exit 1 }

@@ -377,12 +377,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BigMindError as exc:
         print(f"bigmind: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
     except BrokenPipeError:
         # The reader went away (`bigmind search x | head`): stop quietly, as `yes | head` does.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # a file or folder outside our control (permissions, disk full)
+        print(f"bigmind: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -196,3 +196,11 @@ def test_installed_files_reports_each_state(project: Path, home: Path) -> None:
     cfg = project / ".mcp.json"
     cfg.write_text(cfg.read_text().replace(clients.server_executable(), "/elsewhere/bigmind"))
     assert states()["claude-code:.mcp.json"] == "outdated"
+
+
+def test_an_unwritable_target_is_a_one_line_error(project: Path) -> None:
+    (project / ".github").write_text("a file where a folder should be")
+    r = run("install", "--client", "claude-code", "--client", "copilot", "--project", str(project))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("bigmind: Cannot read") and len(r.stderr.splitlines()) == 1
+    assert not (project / "CLAUDE.md").exists()  # found while planning: nothing was written
