@@ -239,17 +239,23 @@ def user_arguments(sp: argparse.ArgumentParser) -> None:
 
 
 def cmd_user(args: argparse.Namespace) -> int:
-    """List users, add one, or change a role (as the configured user, who must be an admin)."""
-    from bigmind import users
+    """List users, add one, or change a role.
 
-    rt = runtime()
+    Whoever can reach the database administers it from the command line (plan: team mode), so
+    no role is required here, and running the command does not register BIGMIND_USER.
+    """
+    from bigmind import users
+    from bigmind.cli import load_settings
+    from bigmind.db import connect
+
+    settings = load_settings()
+    db = connect(settings.db_path, busy_timeout_ms=settings.busy_timeout_ms)
     try:
-        db, me = rt.store.db, rt.store.user
         if args.action == "add":
-            u = users.add_user(db, args.name, args.role, by=me)
+            u = users.add_user(db, args.name, args.role)
             emit(args, {"user": u.as_dict()}, f"Added user {u.username} ({u.role}).")
         elif args.action == "set-role":
-            u, before = users.set_role(db, args.name, args.role, by=me)
+            u, before = users.set_role(db, args.name, args.role)
             change = f"{before} → {u.role}" if before != u.role else f"already {u.role}"
             data = {"user": u.as_dict(), "previous_role": before}
             emit(args, data, f"{u.username}: {change}.")
@@ -257,7 +263,7 @@ def cmd_user(args: argparse.Namespace) -> int:
             everyone = users.list_users(db)
             emit(args, {"users": [u.as_dict() for u in everyone]}, _user_table(everyone))
     finally:
-        rt.close()
+        db.close()
     return 0
 
 
