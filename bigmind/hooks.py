@@ -17,11 +17,15 @@ import threading
 import time
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from bigmind.errors import BigMindError
+
+if TYPE_CHECKING:
+    from bigmind.context import Packet
+    from bigmind.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +88,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
-def _packet(rt: Any, focus: str | None) -> Any:
+def _packet(rt: Runtime, focus: str | None) -> Packet:
     from bigmind.cli import foreground_recall
     from bigmind.context import build_context
 
@@ -137,12 +141,10 @@ def _close_hook() -> None:
     transcript = _read_transcript(event.get("transcript_path"))
     rt = _hook_runtime()
     try:
-        ids = SESSION_LINE.findall(transcript)
-        if not ids:
-            since = _forget_start(rt.settings.data_dir, event)
-            ids = [s.id for s in rt.store.open_sessions() if since and s.started_at >= since]
-        else:
-            _forget_start(rt.settings.data_dir, event)
+        since = _forget_start(rt.settings.data_dir, event)
+        ids = SESSION_LINE.findall(transcript) or [
+            s.id for s in rt.store.open_sessions() if since and s.started_at >= since
+        ]
         closed = rt.store.auto_close(ids, auto_one_liner(transcript, event.get("reason")))
     finally:
         rt.close()
@@ -215,7 +217,7 @@ def _hook_input() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _hook_runtime() -> Any:
+def _hook_runtime() -> Runtime:
     from bigmind.cli import load_settings, runtime
 
     s = load_settings()
