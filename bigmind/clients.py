@@ -232,47 +232,39 @@ def _hooks(path: Path, exe: str) -> Target:
     )
 
 
+# Per project client: its instruction file, and its MCP config file, key and entry shape
+# (VS Code and Claude Code take "type": "stdio"; Cursor and Claude Desktop the bare entry).
+PROJECT_FILES: dict[str, tuple[str, str, str, bool]] = {
+    "copilot": (".github/copilot-instructions.md", ".vscode/mcp.json", "servers", True),
+    "cursor": (".cursor/rules/bigmind.mdc", ".cursor/mcp.json", "mcpServers", False),
+    "claude-code": ("CLAUDE.md", ".mcp.json", "mcpServers", True),
+}
+
+
 def targets(
     client: str, project: Path, *, home: Path | None = None, hooks: bool = True, exe: str = ""
 ) -> list[Target]:
     """The files ``client`` reads, with BigMind's edit for each (jetbrains: none; it is
     configured in the IDE's settings dialog, see :data:`JETBRAINS_WHERE`)."""
-    home = home or Path.home()
     exe = exe or server_executable()
-    p = project
-    if client == "copilot":
-        return [
-            _instructions(client, p / ".github" / "copilot-instructions.md"),
-            _server(
-                client,
-                p / ".vscode" / "mcp.json",
-                ("servers", SERVER),
-                server_entry(exe, typed=True),
-            ),
-        ]
-    if client == "cursor":
-        return [
-            _cursor_rule(p / ".cursor" / "rules" / "bigmind.mdc"),
-            _server(
-                client,
-                p / ".cursor" / "mcp.json",
-                ("mcpServers", SERVER),
-                server_entry(exe, typed=False),
-            ),
-        ]
-    if client == "claude-code":
-        found = [
-            _instructions(client, p / "CLAUDE.md"),
-            _server(client, p / ".mcp.json", ("mcpServers", SERVER), server_entry(exe, typed=True)),
-        ]
-        # settings.local.json: per machine and not committed; the hook names this machine's path.
-        return found + ([_hooks(p / ".claude" / "settings.local.json", exe)] if hooks else [])
     if client == "claude-desktop":
-        path = claude_desktop_config(home)
+        path = claude_desktop_config(home or Path.home())
         return [_server(client, path, ("mcpServers", SERVER), server_entry(exe, typed=False))]
     if client == "jetbrains":
         return []
-    raise InvalidInput(f"Unknown client '{client}'; choose from {', '.join(CLIENTS)} or all.")
+    if client not in PROJECT_FILES:
+        raise InvalidInput(f"Unknown client '{client}'; choose from {', '.join(CLIENTS)} or all.")
+    rules, config, key, typed = PROJECT_FILES[client]
+    found = [
+        _cursor_rule(project / rules)
+        if client == "cursor"
+        else _instructions(client, project / rules),
+        _server(client, project / config, (key, SERVER), server_entry(exe, typed=typed)),
+    ]
+    if client == "claude-code" and hooks:
+        # settings.local.json: per machine and not committed; the hook names this machine's path.
+        found.append(_hooks(project / ".claude" / "settings.local.json", exe))
+    return found
 
 
 def expand(names: list[str]) -> list[str]:

@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bigmind import clients
@@ -31,22 +31,26 @@ CREATED, UPDATED, REMOVED, DELETED, UNCHANGED = (
 
 @dataclass(frozen=True)
 class Change:
+    """One planned edit of one file; once applied, with where its backup went."""
+
     client: str
     path: Path
     what: str
     action: str
     text: str | None  # the new content (None: delete the file)
     note: str | None = None
+    backup: Path | None = None
 
-
-@dataclass(frozen=True)
-class Done:
-    client: str
-    path: str
-    what: str
-    action: str
-    backup: str | None
-    note: str | None
+    def as_dict(self) -> dict[str, str | None]:
+        """The change as reported by ``--json`` (without the file's new content)."""
+        return {
+            "client": self.client,
+            "path": str(self.path),
+            "what": self.what,
+            "action": self.action,
+            "backup": str(self.backup) if self.backup else None,
+            "note": self.note,
+        }
 
 
 def _arguments(sp: argparse.ArgumentParser, verb: str) -> None:
@@ -103,10 +107,10 @@ def plan(
     return changes
 
 
-def apply(changes: list[Change], backups: Path) -> list[Done]:
+def apply(changes: list[Change], backups: Path) -> list[Change]:
     """Write the planned changes; back up each existing file first."""
     folder: Path | None = None
-    done: list[Done] = []
+    done: list[Change] = []
     for c in changes:
         backup = None
         if c.action != UNCHANGED:
@@ -118,9 +122,7 @@ def apply(changes: list[Change], backups: Path) -> list[Done]:
                 _prune_empty_dirs(c.path.parent)
             else:
                 _write(c.path, c.text)
-        done.append(
-            Done(c.client, str(c.path), c.what, c.action, str(backup) if backup else None, c.note)
-        )
+        done.append(replace(c, backup=backup))
     return done
 
 
@@ -180,11 +182,7 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
     changes = plan(names, project, remove=remove, hooks=getattr(args, "hooks", True))
     backups = load_settings().data_dir / "backups"
     try:
-        done = (
-            [Done(c.client, str(c.path), c.what, c.action, None, c.note) for c in changes]
-            if args.dry_run
-            else apply(changes, backups)
-        )
+        done = changes if args.dry_run else apply(changes, backups)
     except OSError as exc:
         raise InvalidInput(f"Could not write {exc.filename}: {exc.strerror}") from exc
     _report(done, names, args, remove=remove)
@@ -201,12 +199,14 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     return _run(args, remove=True)
 
 
-def _report(done: list[Done], names: list[str], args: argparse.Namespace, *, remove: bool) -> None:
+def _report(
+    done: list[Change], names: list[str], args: argparse.Namespace, *, remove: bool
+) -> None:
     jetbrains = "jetbrains" in names
     if args.json:
         out: dict[str, object] = {
             "dry_run": bool(args.dry_run),
-            "changes": [asdict(d) for d in done],
+            "changes": [d.as_dict() for d in done],
         }
         if jetbrains:
             out["jetbrains"] = _jetbrains(remove)

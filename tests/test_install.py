@@ -112,11 +112,13 @@ def test_user_fields_and_other_servers_survive_a_reinstall(project: Path) -> Non
         json.dumps({"mcpServers": {"bigmind": {"command": "/old/bigmind", "env": {"X": "1"}}}})
     )
     changes = plan(["claude-code"], project, remove=False, hooks=False)
-    apply(changes, project.parent / "backups")
+    done = apply(changes, project.parent / "backups")
     entry = json.loads(cfg.read_text())["mcpServers"]["bigmind"]
     assert entry["env"] == {"X": "1"} and entry["command"] == clients.server_executable()
     backups = list((project.parent / "backups").rglob(".mcp.json"))
     assert len(backups) == 1 and "/old/bigmind" in backups[0].read_text()
+    reported = [c.as_dict() for c in done if c.backup]
+    assert [(r["action"], r["backup"]) for r in reported] == [("updated", str(backups[0]))]
 
 
 def test_a_moved_install_replaces_its_hooks_instead_of_adding_more(project: Path) -> None:
