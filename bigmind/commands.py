@@ -132,14 +132,12 @@ def render_hits(hits: Sequence[Hit], query: str, *, tty: bool = False) -> str:
 # -- stats ------------------------------------------------------------------------------------
 def cmd_stats(args: argparse.Namespace) -> int:
     """What ``memory_get_stats`` reports; the semantic part without loading the model."""
-    from bigmind import journal, maintenance, savings
+    from bigmind import maintenance
     from bigmind.vectors import VectorStore
 
     rt = runtime()
     try:
-        data = maintenance.stats(rt.store)
-        data["hypothesis_calibration"] = journal.calibration(rt.store)
-        data["token_savings"] = savings.totals(rt.store)
+        data = maintenance.report(rt.store)
         vectors = VectorStore(rt.store.db)
         held = vectors.model() if vectors.available else None
         data["semantic"] = {

@@ -5,12 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bigmind import __version__
+from bigmind import __version__, journal, savings
 from bigmind.errors import InvalidInput
 from bigmind.migrations import FTS_TABLES, SCHEMA_VERSION, applied
 from bigmind.models import ts_ago
 from bigmind.store import Store
 from bigmind.vectors import VectorStore
+
+
+def report(store: Store) -> dict[str, Any]:
+    """What memory_get_stats and `bigmind stats` show (besides the semantic index): counts
+    and sizes, hypothesis calibration, token savings."""
+    data = stats(store)
+    data["hypothesis_calibration"] = journal.calibration(store)
+    data["token_savings"] = savings.totals(store)
+    return data
 
 
 def stats(store: Store) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind import journal, maintenance, render, savings, transfer
+from bigmind import maintenance, render, transfer
 from bigmind.instructions import RULES
 from bigmind.runtime import Runtime
 from bigmind.tools import DESTRUCTIVE, READ_ONLY, WRITE, edge, result
@@ -35,9 +35,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def memory_get_stats() -> ToolResult:
         """Counts per tier (sessions, facts, chunks, hypotheses, company entries), facts per
         category, database size and versions."""
-        data = maintenance.stats(rt.store)
-        data["hypothesis_calibration"] = journal.calibration(rt.store)
-        data["token_savings"] = savings.totals(rt.store)
+        data = maintenance.report(rt.store)
         data["semantic"] = semantic_status(rt)
         return result(json.dumps(data, indent=1, ensure_ascii=False), **data)
 
