@@ -211,16 +211,7 @@ def _hooks(path: Path, exe: str) -> Target:
             )
 
     def present(doc: dict[str, Any]) -> bool:
-        hooks = doc.get("hooks")
-        return isinstance(hooks, dict) and any(
-            is_our_hook(str(item.get("command", "")))
-            for groups in hooks.values()
-            if isinstance(groups, list)
-            for g in groups
-            if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-            for item in g["hooks"]
-            if isinstance(item, dict)
-        )
+        return any(is_our_hook(c) for c in edits.hook_commands(doc))
 
     return _json_edit(
         "claude-code",

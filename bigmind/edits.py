@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bigmind.errors import InvalidInput
@@ -182,6 +182,33 @@ def entry_remove(doc: dict[str, Any], keys: tuple[str, ...]) -> None:
 
 
 # -- Claude Code hooks: {"hooks": {Event: [{"matcher"?, "hooks": [{"type", "command"}]}]}} ----
+def _item_lists(groups: list[Any]) -> Iterator[list[Any]]:
+    """The ``hooks`` list of each well-formed matcher group; anything else is left alone."""
+    for group in groups:
+        items = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(items, list):
+            yield items
+
+
+def _matches(item: Any, is_ours: Callable[[str], bool]) -> bool:
+    return isinstance(item, dict) and is_ours(str(item.get("command", "")))
+
+
+def _drop_emptied(groups: list[Any]) -> None:
+    groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+
+
+def hook_commands(doc: dict[str, Any]) -> Iterator[str]:
+    """Every hook command in a Claude Code settings document."""
+    hooks = doc.get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    for groups in hooks.values():
+        if isinstance(groups, list):
+            for items in _item_lists(groups):
+                yield from (str(it.get("command", "")) for it in items if isinstance(it, dict))
+
+
 def hook_set(
     doc: dict[str, Any],
     event: str,
@@ -197,19 +224,13 @@ def hook_set(
         raise InvalidInput(f'{where}: hooks "{event}" is not a list.')
     ours = {"type": "command", "command": command, "timeout": timeout}
     placed = False
-    for group in groups:
-        items = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(items, list):
-            continue
+    for items in _item_lists(groups):
         for i, item in enumerate(items):
-            if isinstance(item, dict) and is_ours(str(item.get("command", ""))):
-                if placed:
-                    items[i] = None
-                else:
-                    items[i] = {**item, **ours}
-                    placed = True
+            if _matches(item, is_ours):
+                items[i] = None if placed else {**item, **ours}
+                placed = True
         items[:] = [it for it in items if it is not None]
-    groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+    _drop_emptied(groups)
     if not placed:
         groups.append({"hooks": [ours]})
 
@@ -223,15 +244,9 @@ def hook_remove(doc: dict[str, Any], is_ours: Callable[[str], bool]) -> None:
         groups = hooks[event]
         if not isinstance(groups, list):
             continue
-        for group in groups:
-            items = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(items, list):
-                items[:] = [
-                    it
-                    for it in items
-                    if not (isinstance(it, dict) and is_ours(str(it.get("command", ""))))
-                ]
-        groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+        for items in _item_lists(groups):
+            items[:] = [it for it in items if not _matches(it, is_ours)]
+        _drop_emptied(groups)
         if not groups:
             del hooks[event]
     if not hooks:

@@ -100,9 +100,7 @@ def _context_hook() -> None:
     event = _hook_input()
     rt = _hook_runtime()
     try:
-        from bigmind.context import build_context
-
-        packet = build_context(rt.store, budget=rt.settings.context_budget)
+        packet = _packet(rt, None)
         _remember_start(rt.settings.data_dir, event)
     finally:
         rt.close()
