@@ -334,6 +334,13 @@ COMMANDS: dict[str, Command] = {
         "bigmind.commands:user_arguments",
         json=True,
     ),
+    "migrate-db": Command(
+        "bigmind.migratedb:cmd_migrate_db",
+        "Copy a personal SQLite memory (all users, tiers, vectors) into PostgreSQL; resumable.",
+        "bigmind migrate-db --to postgresql://bigmind@db.example.com/bigmind",
+        "bigmind.migratedb:migrate_db_arguments",
+        json=True,
+    ),
     "version": Command(cmd_version, "Print the installed version.", "bigmind version", json=True),
 }
 

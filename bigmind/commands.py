@@ -244,10 +244,9 @@ def cmd_user(args: argparse.Namespace) -> int:
     """
     from bigmind import users
     from bigmind.cli import load_settings
-    from bigmind.db import connect
+    from bigmind.db import open_database
 
-    settings = load_settings()
-    db = connect(settings.db_path, busy_timeout_ms=settings.busy_timeout_ms)
+    db = open_database(load_settings())
     try:
         if args.action == "add":
             u = users.add_user(db, args.name, args.role)

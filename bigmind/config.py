@@ -6,7 +6,7 @@ import getpass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DB_PATH = Path("~/.mcp/bigmind/memory.db")
@@ -38,6 +38,9 @@ class Settings(BaseSettings):
         description="Embedding model: a name under <data dir>/models, a directory, or 'off'.",
     )
     embed_threads: int = Field(default=1, ge=0, le=64, description="ONNX Runtime threads (0: all).")
+    pool_size: int = Field(
+        default=4, ge=1, le=64, description="PostgreSQL connections per process."
+    )
 
     @field_validator("db_path")
     @classmethod
@@ -51,6 +54,34 @@ class Settings(BaseSettings):
         if not v:
             raise ValueError("BIGMIND_USER must not be blank")
         return v
+
+    @field_validator("db_url")
+    @classmethod
+    def _dsn(cls, v: str | None) -> str | None:
+        v = (v or "").strip() or None
+        if v is not None and not v.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be a PostgreSQL URL: postgresql://user:password@host:5432/db")
+        return v
+
+    @model_validator(mode="after")
+    def _enterprise_has_database(self) -> Settings:
+        # The mode decides who approves what; BIGMIND_DB_URL decides the database. Nothing
+        # falls back silently: enterprise without a PostgreSQL URL is an error, not SQLite.
+        if self.mode == "enterprise" and not self.db_url:
+            raise ValueError(
+                "BIGMIND_MODE=enterprise needs BIGMIND_DB_URL (postgresql://…); "
+                "personal and team modes use the SQLite file at BIGMIND_DB_PATH"
+            )
+        return self
+
+    @property
+    def database(self) -> str:
+        """Where the memory lives, for messages: the SQLite file or the DSN without password."""
+        if self.db_url:
+            from bigmind.pg import redact
+
+            return redact(self.db_url)
+        return str(self.db_path)
 
     @property
     def data_dir(self) -> Path:

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bigmind import globalkb
 from bigmind.focus import Focus, latest_focus
+from bigmind.globalkb import GlobalEntry
 from bigmind.models import Fact, Session, day_of, now_ts
 from bigmind.store import Store
 
@@ -28,6 +30,9 @@ FOOTER_RESERVE = 60  # room kept for the "not shown" line
 FACT_CANDIDATES = 60
 SESSION_CANDIDATES = 12
 FACT_COUNT_CAP = 10_000  # "10000 facts not shown" reads as "at least": counting further costs time
+GLOBAL_ENTRIES = 5  # company knowledge entries in the packet (plan decision D3)
+FOCUS_GLOBAL = 10  # focus matches among company knowledge that may lift an entry
+MIN_ENTRY_TOKENS = 24  # below this an entry's line says too little to be worth showing
 
 
 @dataclass(slots=True)
@@ -122,14 +127,12 @@ def build_context(
     def room(tier_budget: int) -> int:
         return max(0, min(tier_budget, budget - FOOTER_RESERVE - used))
 
-    # Tier G — approved company knowledge, importance first.
+    # Tier G — approved company knowledge: importance first, focus matches ahead within it.
     g = _Section("### 🌐 Company knowledge (Tier G)", room(TIER_G_BUDGET))
-    entries = store.top_global(5)
-    for e in entries:
-        line = (
-            f"- **[{e['category']}] {e['title']}** (importance {e['importance']}): {e['content']}"
-        )
-        g.add(" ".join(line.split()), truncate=True)
+    relevance = _global_relevance(recall, focus) if focus and recall is not None else None
+    entries = globalkb.top(store, GLOBAL_ENTRIES, relevance)
+    for line in _fair_shares([_global_line(e) for e in entries], g):
+        g.add(line, truncate=True)
     shown["global"] = len(g.lines)
     body += g.render()
     used += g.used
@@ -194,8 +197,9 @@ def build_context(
     total_sessions = store.count_sessions()
     if total_sessions > shown["sessions"]:
         omitted["sessions"] = total_sessions - shown["sessions"]
-    if len(entries) > shown["global"]:
-        omitted["company entries"] = len(entries) - shown["global"]
+    total_global = len(entries) if len(entries) < GLOBAL_ENTRIES else globalkb.count_approved(store)
+    if total_global > shown["global"]:
+        omitted["company entries"] = total_global - shown["global"]
     body += fact_sec.render() + sess_sec.render()
     used += fact_sec.used + sess_sec.used
 
@@ -205,6 +209,35 @@ def build_context(
     lines = header + body + ([footer] if footer else [])
     text = "\n".join(lines).rstrip() + "\n"
     return Packet(text=text, tokens=count_tokens(text), budget=budget, shown=shown, omitted=omitted)
+
+
+def _global_line(e: GlobalEntry) -> str:
+    line = f"- **[{e.category}] {e.title}** (importance {e.importance}): {e.content}"
+    return " ".join(line.split())
+
+
+def _fair_shares(lines: list[str], section: _Section) -> list[str]:
+    """The lines cut so that all fit the section: short ones whole, long ones sharing what is
+    left equally (one long entry cannot crowd out the four after it). When even a short share
+    each is too little, the last lines are dropped instead."""
+    room = section.budget - section.used - (0 if section.lines else count_tokens(section.heading))
+    keep = max(0, min(len(lines), room // MIN_ENTRY_TOKENS))
+    lines = lines[:keep]
+    costs = [count_tokens(line) for line in lines]
+    share: dict[int, int] = {}
+    left = room
+    for n, i in enumerate(sorted(range(len(lines)), key=lambda i: costs[i])):
+        fair = left // (len(lines) - n)
+        share[i] = min(costs[i], fair)
+        left -= share[i]
+    return [truncate_to_tokens(line, share[i]) for i, line in enumerate(lines)]
+
+
+def _global_relevance(recall: Recall, focus: str) -> dict[int, float]:
+    """Company knowledge matching the focus: entry id → score over the best match's (0…1]."""
+    hits = recall.search(focus, FOCUS_GLOBAL, ["global"], bump=False).hits
+    best = max((h.score for h in hits), default=0.0)
+    return {int(h.id): h.score / best for h in hits} if best > 0 else {}
 
 
 FOCUS_FACTS = 20
@@ -237,17 +270,19 @@ _HOW = {
     "facts": "memory_search_facts",
     "sessions": "memory_list_sessions",
     "pinned facts": "memory_update_profile to trim",
-    "company entries": "lower importance",
+    "company entries": "memory_search_global",
 }
 
 
 def _footer(omitted: dict[str, int], empty: bool) -> str:
-    if empty:
-        return (
-            "_Memory is empty so far. Store what you learn with memory_store_fact, flag key "
-            "exchanges with memory_flag_important, and close with memory_end_session._"
-        )
-    if not omitted:
-        return ""
     parts = [f"{n} {kind} ({_HOW[kind]})" for kind, n in omitted.items()]
-    return "_Not shown: " + "; ".join(parts) + "._"
+    not_shown = "_Not shown: " + "; ".join(parts) + "._" if parts else ""
+    if empty:  # company knowledge left out still counts when the user's own memory is empty
+        return "\n".join(
+            [
+                "_Memory is empty so far. Store what you learn with memory_store_fact, flag key "
+                "exchanges with memory_flag_important, and close with memory_end_session._",
+                *([not_shown] if not_shown else []),
+            ]
+        )
+    return not_shown

@@ -17,9 +17,12 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bigmind.errors import BackendUnavailable
+
+if TYPE_CHECKING:
+    from bigmind.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +32,8 @@ Params = Sequence[Any]
 
 class Tx(Protocol):
     """A unit of work inside one write transaction."""
+
+    dialect: str
 
     def execute(self, sql: str, params: Params = ()) -> list[Row]: ...
     def script(self, sql: str) -> None: ...
@@ -237,6 +242,8 @@ class SQLiteBackend:
 
 
 class _SQLiteTx:
+    dialect = "sqlite"
+
     def __init__(self, backend: SQLiteBackend) -> None:
         self._b = backend
 
@@ -252,6 +259,20 @@ class _SQLiteTx:
 
     def table_exists(self, name: str) -> bool:
         return self._b.table_exists(name)
+
+
+def open_database(settings: Settings) -> Backend:
+    """The configured database, schema up to date: PostgreSQL when BIGMIND_DB_URL is set
+    (enterprise mode), else the SQLite file at BIGMIND_DB_PATH. Never one for the other."""
+    if settings.db_url:
+        from bigmind.pg import connect_pg
+
+        return connect_pg(
+            settings.db_url,
+            busy_timeout_ms=settings.busy_timeout_ms,
+            pool_size=settings.pool_size,
+        )
+    return connect(settings.db_path, busy_timeout_ms=settings.busy_timeout_ms)
 
 
 def connect(db_path: Path | str, *, busy_timeout_ms: int = 10_000) -> SQLiteBackend:

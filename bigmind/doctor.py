@@ -1,8 +1,11 @@
 """``bigmind doctor``: one line per check of the install, the settings and the database.
 
-Every check says ``ok``, ``warn`` (BigMind works, with less: no sqlite-vec, no embedding
-model, no client files) or ``fail`` (the server cannot do its job as configured). Doctor
-only reads: a database that does not exist yet is not created, one that does is not migrated.
+Every check says ``ok``, ``warn`` (BigMind works, with less: no sqlite-vec or pgvector, no
+embedding model, no client files) or ``fail`` (the server cannot do its job as configured).
+Doctor only reads: a database that does not exist yet is not created, one that does is not
+migrated. With ``BIGMIND_DB_URL`` set the driver checks are PostgreSQL's (the server and
+pgvector) instead of SQLite's (apsw, FTS5, sqlite-vec); opening the PostgreSQL backend may
+``CREATE EXTENSION vector`` (idempotent, as the server does at start), never a table.
 """
 
 from __future__ import annotations
@@ -25,10 +28,15 @@ from bigmind.errors import BigMindError, InvalidInput
 if TYPE_CHECKING:
     from bigmind.config import Settings
     from bigmind.db import SQLiteBackend
+    from bigmind.pg import PostgresBackend
+
+    AnyBackend = SQLiteBackend | PostgresBackend
 
 Status = Literal["ok", "warn", "fail"]
 MARKS: dict[Status, str] = {"ok": "✓", "warn": "!", "fail": "✗"}
 MIN_PYTHON = (3, 11)
+PG_CONNECT_TIMEOUT_S = 3  # libpq's floor is 2 s; doctor --quick is a container healthcheck
+SKIPPED = "skipped until the settings are valid"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,21 +81,39 @@ def report(checks: list[Check]) -> dict[str, object]:
 
 def run_checks(project: Path, *, quick: bool = False) -> list[Check]:
     """Every check, in the order a fix would go: runtime, driver, settings, data, clients."""
-    checks = [check_python(), check_sqlite(), check_sqlite_vec()]
     settings, settings_check = load_settings()
-    checks.append(settings_check)
     if settings is None:
-        skipped = "skipped until the settings are valid"
-        checks += [Check("database", "warn", skipped), Check("embedder", "warn", skipped)]
+        if os.environ.get("BIGMIND_DB_URL", "").strip():
+            drivers = [Check("postgresql", "warn", SKIPPED), Check("pgvector", "warn", SKIPPED)]
+        else:
+            drivers = [check_sqlite(), check_sqlite_vec()]
+        return [
+            check_python(),
+            *drivers,
+            settings_check,
+            Check("database", "warn", SKIPPED),
+            Check("embedder", "warn", SKIPPED),
+            check_clients(project),
+        ]
+    backend: AnyBackend | None
+    if settings.db_url:
+        server = check_postgresql(settings.db_url)
+        if server.status == "fail":
+            skipped = "skipped until PostgreSQL is reachable"
+            drivers = [server, Check("pgvector", "warn", skipped)]
+            db_check, backend = Check("database", "warn", skipped), None
+        else:
+            vec_check, db_check, backend = open_postgres(settings)
+            drivers = [server, vec_check]
     else:
-        db_check, backend = open_database(settings)
-        try:
-            checks += [db_check, check_embedder(settings, backend, quick=quick)]
-        finally:
-            if backend is not None:
-                backend.close()
-    checks.append(check_clients(project))
-    return checks
+        drivers = [check_sqlite(), check_sqlite_vec()]
+        db_check, backend = open_sqlite(settings)
+    try:
+        embedder = check_embedder(settings, backend, quick=quick)
+    finally:
+        if backend is not None:
+            backend.close()
+    return [check_python(), *drivers, settings_check, db_check, embedder, check_clients(project)]
 
 
 # -- runtime and driver ---------------------------------------------------------------------
@@ -183,16 +209,11 @@ def _judge_settings(settings: Settings) -> Check:
     for field in type(settings).model_fields:
         value = getattr(settings, field)
         if field == "db_url" and value:
-            value = "(set)"  # a DSN may carry a password
+            from bigmind.pg import redact
+
+            value = redact(value)  # a DSN may carry a password
         values.append(f"{_env_name(field)}={'-' if value is None else value}")
     shown = ", ".join(values)
-    if settings.db_url:
-        return Check(
-            "settings",
-            "fail",
-            "BIGMIND_DB_URL is set but PostgreSQL is not supported by this version; "
-            f"unset it to use BIGMIND_DB_PATH. {shown}",
-        )
     problems = []
     known = {_env_name(f) for f in type(settings).model_fields}
     unknown = sorted(
@@ -207,8 +228,81 @@ def _judge_settings(settings: Settings) -> Check:
     return Check("settings", "ok", shown)
 
 
+# -- PostgreSQL -----------------------------------------------------------------------------
+def check_postgresql(url: str) -> Check:
+    """One direct connection with a short timeout: reachable, which server, which database."""
+    from bigmind.pg import _psycopg, redact
+
+    where = redact(url)
+    try:
+        psycopg = _psycopg()
+    except BigMindError as exc:
+        return Check("postgresql", "fail", str(exc))
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=PG_CONNECT_TIMEOUT_S) as conn:
+            row = conn.execute("SELECT version() AS v, current_user AS u").fetchone()
+    except psycopg.Error as exc:
+        detail = _scrub(_one_line(exc), url)
+        return Check(
+            "postgresql",
+            "fail",
+            f"cannot connect to {where}: {detail}; check BIGMIND_DB_URL "
+            "(postgresql://user:password@host:port/database)",
+        )
+    server = str(row[0]).split(",")[0]  # "PostgreSQL 16.4 on x86_64-pc-linux-gnu, compiled by…"
+    return Check("postgresql", "ok", f"{server} at {where} (as {row[1]})")
+
+
+def _one_line(exc: Exception) -> str:
+    """A driver message (libpq's span lines: "… failed: Connection refused\n\tIs the …")."""
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+
+
+def _scrub(text: str, url: str) -> str:
+    """``text`` without the DSN's password, should a driver message ever quote it."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return text
+    for secret in {password, unquote(password)} if password else ():
+        text = text.replace(secret, "***")
+    return text
+
+
+def open_postgres(settings: Settings) -> tuple[Check, Check, PostgresBackend | None]:
+    """The pgvector and database checks; the open backend for the embedder check.
+
+    :class:`PostgresBackend`, not ``connect_pg``: it connects and enables pgvector if it can,
+    and migrates nothing.
+    """
+    from bigmind.pg import PostgresBackend
+
+    assert settings.db_url is not None
+    try:
+        with _warnings_of("bigmind.pg") as notes:
+            backend = PostgresBackend(
+                settings.db_url, busy_timeout_ms=settings.busy_timeout_ms, pool_size=1
+            )
+    except BigMindError as exc:
+        failed = Check("database", "fail", _scrub(str(exc), settings.db_url))
+        return Check("pgvector", "warn", "skipped: the database did not open"), failed, None
+    if backend.vec_version:
+        vec_check = Check("pgvector", "ok", f"vector {backend.vec_version}")
+    else:
+        why = _scrub(" ".join(notes[0].split()), settings.db_url) if notes else "not installed"
+        vec_check = Check("pgvector", "warn", f"{why}: vectors off, keyword search only")
+    try:
+        return vec_check, _judge_database(backend, settings), backend
+    except (BigMindError, backend.Error) as exc:
+        backend.close()
+        detail = _scrub(_one_line(exc), settings.db_url)
+        return vec_check, Check("database", "fail", f"{backend.location}: {detail}"), None
+
+
 # -- database -------------------------------------------------------------------------------
-def open_database(settings: Settings) -> tuple[Check, SQLiteBackend | None]:
+def open_sqlite(settings: Settings) -> tuple[Check, SQLiteBackend | None]:
     """Integrity, schema version and the user's counts; the open backend for later checks.
 
     A missing file stays missing: the server creates it on first use.
@@ -236,17 +330,24 @@ def open_database(settings: Settings) -> tuple[Check, SQLiteBackend | None]:
         return Check("database", "fail", f"{path}: {exc}"), None
 
 
-def _judge_database(backend: SQLiteBackend, settings: Settings) -> Check:
+# BigMind's own tables: a database holding one of them without bigmind_migrations is not ours.
+_OURS = ("users", "facts", "sessions")
+
+
+def _judge_database(backend: AnyBackend, settings: Settings) -> Check:
     from bigmind.migrations import MIGRATIONS, SCHEMA_VERSION, applied
 
     where = f"{backend.location} ({backend.file_size() / 1e6:.1f} MB)"
-    verdict = "; ".join(str(next(iter(r.values()))) for r in backend.query("PRAGMA quick_check"))
-    if verdict != "ok":
-        return Check("database", "fail", f"{where}: quick_check says {verdict}")
+    checked = ""
+    if backend.dialect == "sqlite":
+        verdict = "; ".join(
+            str(next(iter(r.values()))) for r in backend.query("PRAGMA quick_check")
+        )
+        if verdict != "ok":
+            return Check("database", "fail", f"{where}: quick_check says {verdict}")
+        checked = "quick_check ok, "
     if not backend.table_exists("bigmind_migrations"):
-        if backend.query("SELECT name FROM sqlite_master LIMIT 1"):
-            return Check("database", "fail", f"{where} is not a BigMind database")
-        return Check("database", "ok", f"{where} is empty; set up on first use")
+        return _without_schema(backend, where)
     have = applied(backend)
     known = [m.name for m in MIGRATIONS]
     newer = sorted(set(have) - set(known))
@@ -268,12 +369,46 @@ def _judge_database(backend: SQLiteBackend, settings: Settings) -> Check:
     return Check(
         "database",
         "ok",
-        f"{where}: quick_check ok, schema {SCHEMA_VERSION} ({known[-1]}), "
+        f"{where}: {checked}schema {SCHEMA_VERSION} ({known[-1]}), "
         + _user_counts(backend, settings.user),
     )
 
 
-def _user_counts(backend: SQLiteBackend, username: str) -> str:
+def _without_schema(backend: AnyBackend, where: str) -> Check:
+    """A database without ``bigmind_migrations``: empty (fine), or someone else's."""
+    if backend.dialect == "sqlite":
+        if backend.query("SELECT name FROM sqlite_master LIMIT 1"):
+            return Check("database", "fail", f"{where} is not a BigMind database")
+        return Check("database", "ok", f"{where} is empty; set up on first use")
+    tables = [
+        r["name"]
+        for r in backend.query(
+            "SELECT table_name AS name FROM information_schema.tables"
+            " WHERE table_schema = current_schema() ORDER BY table_name"
+        )
+    ]
+    if not tables:
+        return Check(
+            "database", "ok", f"{where}: empty database; BigMind creates the schema on first use"
+        )
+    clash = [t for t in tables if t in _OURS]
+    if clash:
+        return Check(
+            "database",
+            "fail",
+            f"{where} is not a BigMind database: it has {', '.join(clash)} but no "
+            "bigmind_migrations; point BIGMIND_DB_URL at another database",
+        )
+    return Check(
+        "database",
+        "warn",
+        f"{where}: no BigMind schema yet, beside {len(tables)} other table(s) "
+        f"({', '.join(tables[:3])}{', …' if len(tables) > 3 else ''}); "
+        "BigMind creates its tables on first use",
+    )
+
+
+def _user_counts(backend: AnyBackend, username: str) -> str:
     user = backend.query("SELECT id FROM users WHERE username = ?", (username,))
     if not user:
         return f"user {username} not registered yet"
@@ -289,7 +424,7 @@ def _user_counts(backend: SQLiteBackend, username: str) -> str:
 
 
 # -- embedder -------------------------------------------------------------------------------
-def check_embedder(settings: Settings, backend: SQLiteBackend | None, *, quick: bool) -> Check:
+def check_embedder(settings: Settings, backend: AnyBackend | None, *, quick: bool) -> Check:
     """The configured model: found, and (unless ``quick``) loaded and embedding one text."""
     from bigmind.embedder import ONNX_FILE, TOKENIZER_FILE, ModelMetadata, resolve_model_dir
 
@@ -357,13 +492,18 @@ def _embed_one(settings: Settings) -> tuple[str, int, int]:
     return emb.model_id, emb.dim, ms
 
 
-def _held_model(backend: SQLiteBackend | None) -> tuple[str, int] | None:
+def _held_model(backend: AnyBackend | None) -> tuple[str, int] | None:
     """The model the stored vectors were made with (None: no database or no vectors yet)."""
     from bigmind.vectors import VectorStore
 
-    if backend is None or not backend.table_exists("embedding_state"):
+    if backend is None:
         return None
-    return VectorStore(backend).model()
+    try:
+        if not backend.table_exists("embedding_state"):
+            return None
+        return VectorStore(backend).model()
+    except (BigMindError, backend.Error):
+        return None  # the database check already says what is wrong
 
 
 # -- client files ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bigmind import __version__, journal, savings
+from bigmind.db import Backend
 from bigmind.errors import InvalidInput
 from bigmind.migrations import FTS_TABLES, SCHEMA_VERSION, applied
 from bigmind.models import ts_ago
@@ -27,7 +28,7 @@ def stats(store: Store) -> dict[str, Any]:
     counts = store.counts()
     cats = store.db.query(
         "SELECT category, count(*) AS n FROM facts WHERE user_id = ? AND deprecated = 0"
-        " GROUP BY category ORDER BY n DESC",
+        " GROUP BY category ORDER BY n DESC, category",
         (store.uid,),
     )
     first = store.db.query(
@@ -62,31 +63,13 @@ def health(store: Store, stale_days: int = 30) -> list[Check]:
         raise InvalidInput(f"'stale_days' must be between 1 and 3650, got {stale_days}.")
     db = store.db
     checks: list[Check] = []
-    quick = db.query("PRAGMA quick_check") if db.dialect == "sqlite" else [{"x": "ok"}]
-    verdict = str(next(iter(quick[0].values()))) if quick else "ok"
-    checks.append(Check("database integrity", verdict == "ok", verdict))
-    for fts, _base, _cols in FTS_TABLES:
-        if db.dialect != "sqlite":
-            break
-        try:
-            with db.transaction() as tx:
-                tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('integrity-check')")
-            checks.append(Check(f"full-text index {fts}", True, "consistent"))
-        except db.Error as exc:
-            checks.append(
-                Check(f"full-text index {fts}", False, f"{exc}; run memory_vacuum to rebuild")
-            )
+    if db.dialect == "postgresql":
+        checks += _pg_integrity(db)
+    else:
+        checks += _sqlite_integrity(db)
     version = len(applied(db))
     checks.append(
         Check("schema", version == SCHEMA_VERSION, f"version {version} of {SCHEMA_VERSION}")
-    )
-    vec = getattr(db, "vec_version", None)
-    checks.append(
-        Check(
-            "sqlite-vec",
-            vec is not None,
-            f"loaded {vec}" if vec else "not loaded: pip install sqlite-vec",
-        )
     )
     uid = (store.uid,)
     open_rows = db.query(
@@ -121,6 +104,55 @@ def health(store: Store, stale_days: int = 30) -> list[Check]:
         uid,
     )[0]["n"]
     checks.append(Check("low-confidence facts (< 0.5)", low == 0, f"{low}"))
+    return checks
+
+
+def _sqlite_integrity(db: Backend) -> list[Check]:
+    quick = db.query("PRAGMA quick_check")
+    verdict = str(next(iter(quick[0].values()))) if quick else "ok"
+    checks = [Check("database integrity", verdict == "ok", verdict)]
+    for fts, _base, _cols in FTS_TABLES:
+        try:
+            with db.transaction() as tx:
+                tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('integrity-check')")
+            checks.append(Check(f"full-text index {fts}", True, "consistent"))
+        except db.Error as exc:
+            checks.append(
+                Check(f"full-text index {fts}", False, f"{exc}; run memory_vacuum to rebuild")
+            )
+    vec = getattr(db, "vec_version", None)
+    checks.append(
+        Check(
+            "sqlite-vec",
+            vec is not None,
+            f"loaded {vec}" if vec else "not loaded: pip install sqlite-vec",
+        )
+    )
+    return checks
+
+
+def _pg_integrity(db: Backend) -> list[Check]:
+    """PostgreSQL checks its own pages; what can go wrong here is an index left invalid
+    (a failed concurrent build) or pgvector missing on the server."""
+    bad = db.query(
+        "SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = current_schema() AND NOT i.indisvalid"
+    )
+    names = ", ".join(r["name"] for r in bad)
+    checks = [Check("database integrity", not bad, f"invalid indexes: {names}" if bad else "ok")]
+    for _fts, base, _cols in FTS_TABLES:
+        ok = bool(db.query("SELECT to_regclass(?) IS NOT NULL AS x", (f"idx_{base}_tsv",))[0]["x"])
+        detail = "tsvector + GIN" if ok else "GIN index missing; restart BigMind to migrate"
+        checks.append(Check(f"full-text index {base}", ok, detail))
+    vec = getattr(db, "vec_version", None)
+    checks.append(
+        Check(
+            "pgvector",
+            vec is not None,
+            f"loaded {vec}" if vec else "not installed on the server: CREATE EXTENSION vector",
+        )
+    )
     return checks
 
 

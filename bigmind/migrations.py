@@ -15,6 +15,7 @@ matches SQLite's ``CURRENT_TIMESTAMP`` used by the plan's defaults.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,15 +38,30 @@ class Migration:
     apply: Callable[[Tx, str], None]
 
 
+# PostgreSQL spellings of the two things SQLite's DDL says differently: REAL is a double
+# there (PostgreSQL's REAL is 4 bytes), and a default timestamp is written in the stored form.
+PG_NOW = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')"
+_PG_DDL = (("REAL", "DOUBLE PRECISION"), ("DEFAULT CURRENT_TIMESTAMP", f"DEFAULT ({PG_NOW})"))
+
+
+def dialect_ddl(dialect: str, sql: str) -> str:
+    """DDL written for SQLite (with ``{id}`` / ``{ts}``), in ``dialect``'s spelling."""
+    sql = sql.format(**DIALECT_TYPES[dialect])
+    if dialect == "postgresql":
+        for sqlite, pg in _PG_DDL:
+            sql = re.sub(rf"\b{sqlite}\b", pg, sql)
+    return sql
+
+
 def _ddl(tx: Tx, dialect: str, sql: str) -> None:
-    tx.script(sql.format(**DIALECT_TYPES[dialect]))
+    tx.script(dialect_ddl(dialect, sql))
 
 
-def _add_columns(tx: Tx, table: str, columns: dict[str, str]) -> None:
+def _add_columns(tx: Tx, table: str, columns: dict[str, str], dialect: str) -> None:
     have = tx.columns(table)
     for name, decl in columns.items():
         if name not in have:
-            tx.script(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+            tx.script(dialect_ddl(dialect, f"ALTER TABLE {table} ADD COLUMN {name} {decl}"))
 
 
 def _m0001_base(tx: Tx, dialect: str) -> None:
@@ -129,7 +145,9 @@ CREATE TABLE IF NOT EXISTS facts (
 
 def _m0002_fact_deprecation(tx: Tx, dialect: str) -> None:
     """Plan schema v2: soft-deleted facts."""
-    _add_columns(tx, "facts", {"deprecated": "INTEGER DEFAULT 0", "deprecation_reason": "TEXT"})
+    _add_columns(
+        tx, "facts", {"deprecated": "INTEGER DEFAULT 0", "deprecation_reason": "TEXT"}, dialect
+    )
 
 
 def _m0003_hypotheses(tx: Tx, dialect: str) -> None:
@@ -161,6 +179,7 @@ def _m0004_agent_tables(tx: Tx, dialect: str) -> None:
         tx,
         "sessions",
         {"ide_hint": "TEXT", "last_activity_at": "TEXT", "auto_closed": "INTEGER DEFAULT 0"},
+        dialect,
     )
     _add_columns(
         tx,
@@ -172,6 +191,7 @@ def _m0004_agent_tables(tx: Tx, dialect: str) -> None:
             "deprecated_at": "TEXT",
             "content_hash": "TEXT",
         },
+        dialect,
     )
     _ddl(
         tx,
@@ -284,8 +304,9 @@ def _m0006_fts(tx: Tx, dialect: str) -> None:
     session_summaries has a TEXT primary key, so its index is keyed by the table's
     implicit rowid, which the triggers carry along.
     """
-    if dialect != "sqlite":
-        return  # PostgreSQL uses tsvector columns, added by that backend's own step.
+    if dialect == "postgresql":
+        _pg_text_search(tx)
+        return
     for fts, base, cols in FTS_TABLES:
         for suffix in ("ai", "ad", "au"):
             tx.script(f"DROP TRIGGER IF EXISTS {base}_{suffix}")
@@ -311,6 +332,34 @@ CREATE TRIGGER {base}_au AFTER UPDATE OF {col_list} ON {base} BEGIN
 END;
 INSERT INTO {fts}({fts}) VALUES ('rebuild');
 """
+        )
+
+
+def renumber_after_explicit_ids(tx: Tx, table: str) -> None:
+    """After rows were inserted with their own integer ids (import, migrate-db): PostgreSQL's
+    identity sequence does not see them, so move it past the highest id. SQLite needs nothing."""
+    if tx.dialect == "postgresql":
+        tx.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
+            f" (SELECT coalesce(max(id), 0) + 1 FROM {table}), false)"
+        )
+
+
+GENERATED_COLUMNS = frozenset({"tsv"})  # computed by PostgreSQL: never exported or copied
+
+
+def _pg_text_search(tx: Tx) -> None:
+    """PostgreSQL: a stored, weighted ``tsv`` column per searchable table, with a GIN index.
+
+    The first indexed column weighs A, the second B (ts_rank_cd's 1.0 and 0.4), as the
+    FTS5 tables weigh them in bm25(). 'english' stems like FTS5's porter tokenizer.
+    """
+    for _fts, base, (first, second) in FTS_TABLES:
+        tx.script(
+            f"ALTER TABLE {base} ADD COLUMN IF NOT EXISTS tsv tsvector GENERATED ALWAYS AS ("
+            f"setweight(to_tsvector('english', coalesce({first}, '')), 'A') ||"
+            f" setweight(to_tsvector('english', coalesce({second}, '')), 'B')) STORED;"
+            f" CREATE INDEX IF NOT EXISTS idx_{base}_tsv ON {base} USING gin (tsv)"
         )
 
 
@@ -368,6 +417,25 @@ CREATE TABLE IF NOT EXISTS memory_usage (
     )
 
 
+def _m0010_global_review(tx: Tx, dialect: str) -> None:
+    """Company knowledge review: the curator's notes, who reviewed an entry and when.
+
+    ``reviewed_by`` holds a user id without a foreign key, so importing another database's
+    entries never fails on a reviewer this database does not know.
+    """
+    _add_columns(
+        tx,
+        "global_knowledge",
+        {"review_notes": "TEXT", "reviewed_by": "TEXT", "reviewed_at": "{ts}"},
+        dialect,
+    )
+    _ddl(
+        tx,
+        dialect,
+        "CREATE INDEX IF NOT EXISTS idx_global_status ON global_knowledge(status, importance);",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -378,6 +446,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0007_fact_hashes", _m0007_fact_hashes),
     Migration("0008_session_importance_index", _m0008_session_importance),
     Migration("0009_embeddings", _m0009_embeddings),
+    Migration("0010_global_review", _m0010_global_review),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -394,8 +463,11 @@ def migrate(backend: Backend, migrations: list[Migration] | None = None) -> list
     try:
         with backend.transaction() as tx:
             tx.script(
-                "CREATE TABLE IF NOT EXISTS bigmind_migrations ("
-                " name TEXT PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP)"
+                dialect_ddl(
+                    backend.dialect,
+                    "CREATE TABLE IF NOT EXISTS bigmind_migrations ("
+                    " name TEXT PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP)",
+                )
             )
         have = {r["name"] for r in backend.query("SELECT name FROM bigmind_migrations")}
     except backend.Error as exc:

@@ -365,7 +365,7 @@ class Recall:
                 tx.execute(
                     "INSERT INTO memory_usage(kind, item_id, user_id, access_count,"
                     " last_accessed_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT(kind, item_id,"
-                    " user_id) DO UPDATE SET access_count = access_count + 1,"
+                    " user_id) DO UPDATE SET access_count = memory_usage.access_count + 1,"
                     " last_accessed_at = excluded.last_accessed_at",
                     (kind, item_id, self.store.uid, ts),
                 )

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from bigmind.config import Settings
-from bigmind.db import SQLiteBackend, connect
-from bigmind.errors import BackendUnavailable
+from bigmind.db import open_database
 from bigmind.store import Store
 
 if TYPE_CHECKING:
@@ -69,12 +68,7 @@ class Runtime:
 
     def _open(self) -> Store:
         s = self.settings
-        if s.db_url:
-            raise BackendUnavailable(
-                "BIGMIND_DB_URL (PostgreSQL) is not supported by this version; "
-                "unset it to use the SQLite file at BIGMIND_DB_PATH."
-            )
-        backend: SQLiteBackend = connect(s.db_path, busy_timeout_ms=s.busy_timeout_ms)
+        backend = open_database(s)
         store = Store(backend, s.user, mode=s.mode)
         if self.background:
             from bigmind.semantic import Semantic

@@ -147,7 +147,12 @@ class Store:
     def __init__(self, backend: Backend, username: str, *, mode: str = "personal") -> None:
         self.db = backend
         self.mode = mode
-        self.text = TextSearch(backend)
+        if backend.dialect == "postgresql":
+            from bigmind.pgtext import PgTextSearch
+
+            self.text: TextSearch = PgTextSearch(backend)
+        else:
+            self.text = TextSearch(backend)
         self.user = self._ensure_user(username)
 
     # -- users -------------------------------------------------------------------------------
@@ -156,9 +161,9 @@ class Store:
         with self.db.transaction() as tx:
             rows = tx.execute("SELECT * FROM users WHERE username = ?", (username,))
             if not rows:
-                count = tx.execute("SELECT count(*) AS n FROM users")[0]["n"]
-                # The personal-mode owner (and the first user anywhere) administers the memory.
-                role = "admin" if self.mode == "personal" or count == 0 else "member"
+                # The personal-mode owner administers their memory; in team and enterprise
+                # modes a new user is a member until `bigmind user set-role` says otherwise.
+                role = "admin" if self.mode == "personal" else "member"
                 tx.execute(
                     "INSERT INTO users(id, username, role, created_at, last_seen)"
                     " VALUES (?, ?, ?, ?, ?)",

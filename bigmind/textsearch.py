@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from bigmind.db import Backend, Row
 from bigmind.search import build_fts_query, quote_term
@@ -51,6 +52,7 @@ class TextSearch:
 
     db: Backend
     budget: int = CANDIDATE_BUDGET
+    overfetch: ClassVar[bool] = True  # ranking sees matches before the owner filter
     _df: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
     _plans: dict[tuple[str, tuple[str, ...]], tuple[Plan, float]] = field(default_factory=dict)
 
@@ -61,11 +63,7 @@ class TextSearch:
         now = time.monotonic()
         if hit and now - hit[1] < DF_CACHE_SECONDS:
             return hit[0]
-        rows = self.db.query(
-            f"SELECT count(*) AS n FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)",
-            (quote_term(term), self.budget + 1),
-        )
-        n = int(rows[0]["n"])
+        n = self._count(fts, quote_term(term), self.budget + 1)
         if len(self._df) >= DF_CACHE_MAX:
             self._df.clear()
         self._df[key] = (n, now)
@@ -111,13 +109,7 @@ class TextSearch:
         expression = joiner.join(quote_term(t) for t in used)
         if absent:
             expression = " OR ".join([*(quote_term(t) for t in absent), f"({expression})"])
-        floor = None
-        if total > self.budget:  # still too many: rank the most recent matches
-            rows = self.db.query(
-                f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-                (expression, self.budget - 1),
-            )
-            floor = int(rows[0]["rowid"]) if rows else None
+        floor = self._floor(fts, expression) if total > self.budget else None
         return Plan(expression, joiner == " AND ", tuple(used), dropped, floor)
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
@@ -126,17 +118,58 @@ class TextSearch:
             if total <= self.budget:
                 break
             expression = " AND ".join(quote_term(x) for x in [*used, t])
-            n = int(
-                self.db.query(
-                    f"SELECT count(*) AS n FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?"
-                    " LIMIT ?)",
-                    (expression, self.budget + 1),
-                )[0]["n"]
-            )
-            if n:
+            if n := self._count(fts, expression, self.budget + 1):
                 used.append(t)
                 total = n
         return used, total
+
+    # -- the dialect's SQL (PostgreSQL overrides these in bigmind.pgtext) ------------------
+    def _count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
+        """Rows matching ``expression`` (from ``floor`` on), counted up to ``cap``."""
+        where, params = (" AND rowid >= ?", (floor,)) if floor is not None else ("", ())
+        rows = self.db.query(
+            f"SELECT count(*) AS n FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?{where}"
+            " LIMIT ?)",
+            (expression, *params, cap),
+        )
+        return int(rows[0]["n"])
+
+    def _floor(self, fts: str, expression: str) -> int | None:
+        """The rowid above which the most recent ``budget`` matches lie."""
+        rows = self.db.query(
+            f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, self.budget - 1),
+        )
+        return int(rows[0]["rowid"]) if rows else None
+
+    def _rank(
+        self,
+        fts: str,
+        base: str,
+        plan: Plan,
+        columns: str,
+        extra: str,
+        owner: Sequence[object],
+        fetch: int,
+        limit: int,
+        weights: str,
+    ) -> list[Row]:
+        """The best ``limit`` rows among the top ``fetch`` matches that pass ``extra``, with a
+        ``score`` (higher is better)."""
+        floor = " AND rowid >= ?" if plan.min_rowid is not None else ""
+        floor_p: tuple[object, ...] = (plan.min_rowid,) if plan.min_rowid is not None else ()
+        rows = self.db.query(
+            f"SELECT {columns}, m.rid, m.score FROM ("
+            f"  SELECT rowid AS rid, bm25({fts}, {weights}) AS score"
+            f"  FROM {fts} WHERE {fts} MATCH ?{floor} ORDER BY score LIMIT ?"
+            f") AS m JOIN {base} b ON b.rowid = m.rid WHERE {extra}"
+            " ORDER BY m.score LIMIT ?",
+            (plan.expression, *floor_p, fetch, *owner, limit),
+        )
+        for r in rows:
+            r.pop("rid")
+            r["score"] = round(-float(r["score"]), 4)
+        return rows
 
     def search(
         self,
@@ -158,33 +191,13 @@ class TextSearch:
         plan = self.plan(fts, text)
         if plan is None:
             return [], None
-        floor = " AND rowid >= ?" if plan.min_rowid is not None else ""
-        floor_p: tuple[object, ...] = (plan.min_rowid,) if plan.min_rowid is not None else ()
         fetch = max(limit * 3, 30)
         while True:
-            rows = self.db.query(
-                f"SELECT {columns}, m.rid, m.score FROM ("
-                f"  SELECT rowid AS rid, bm25({fts}, {weights}) AS score"
-                f"  FROM {fts} WHERE {fts} MATCH ?{floor} ORDER BY score LIMIT ?"
-                f") AS m JOIN {base} b ON b.rowid = m.rid WHERE {extra}"
-                " ORDER BY m.score LIMIT ?",
-                (plan.expression, *floor_p, fetch, *owner, limit),
-            )
-            if len(rows) >= limit or fetch >= 1_000_000:
+            rows = self._rank(fts, base, plan, columns, extra, owner, fetch, limit, weights)
+            if len(rows) >= limit or fetch >= 1_000_000 or not self.overfetch:
                 break
             # Other users' or filtered rows took places: look further down the ranking.
-            got_all = (
-                self.db.query(
-                    f"SELECT count(*) AS n FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?{floor}"
-                    " LIMIT ?)",
-                    (plan.expression, *floor_p, fetch + 1),
-                )[0]["n"]
-                <= fetch
-            )
-            if got_all:
+            if self._count(fts, plan.expression, fetch + 1, plan.min_rowid) <= fetch:
                 break
             fetch *= 10
-        for r in rows:
-            r.pop("rid")
-            r["score"] = round(-float(r["score"]), 4)
         return rows, plan

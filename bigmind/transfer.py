@@ -22,7 +22,7 @@ from typing import Any
 from bigmind import __version__
 from bigmind.db import Row, Tx
 from bigmind.errors import ExportError, InvalidInput, NotFound
-from bigmind.migrations import applied
+from bigmind.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
 from bigmind.models import content_hash, now_ts
 from bigmind.store import Store
 
@@ -97,7 +97,10 @@ def export_data(store: Store, progress: Progress | None = None) -> dict[str, Any
         ),
     }
     for i, (name, sql) in enumerate(OWNED_SQL.items(), 1):
-        data[name] = store.db.query(sql, (store.uid,))
+        data[name] = [
+            {k: v for k, v in r.items() if k not in GENERATED_COLUMNS}
+            for r in store.db.query(sql, (store.uid,))
+        ]
         if progress:
             progress(i, len(OWNED_SQL))
     return data
@@ -264,7 +267,7 @@ def _merge(
                     "a user's export can only be merged into their own memory or another database."
                 )
         for t in TABLES:
-            columns = tx.columns(t.name)
+            columns = tx.columns(t.name) - GENERATED_COLUMNS
             added = skipped = 0
             for raw in data.get(t.name, []):
                 seen += 1
@@ -292,6 +295,8 @@ def _merge(
                 added += 1
             report.added[t.name] = added
             report.skipped[t.name] = skipped
+            if t.int_id and added:
+                renumber_after_explicit_ids(tx, t.name)
         report.added["identity_profile"] = _merge_profile(
             tx, store.uid, data.get("identity_profile", [])
         )

@@ -28,6 +28,28 @@ def check_role(role: str) -> str:
     return r
 
 
+CURATORS = ("curator", "admin")
+
+
+def is_curator(user: User) -> bool:
+    """Whether the user may curate shared knowledge (a curator or an admin)."""
+    return (user.role or "member") in CURATORS
+
+
+def require_curator(user: User, action: str) -> None:
+    """Refuse ``action`` to anyone who is neither curator nor admin.
+
+    Raises:
+        Forbidden: naming the user's role and how an admin grants the curator role.
+    """
+    if not is_curator(user):
+        raise Forbidden(
+            f"Only a curator or admin can {action}; {user.username!r} is a "
+            f"{user.role or 'member'}. An admin can grant the role: "
+            f"`bigmind user set-role {user.username} curator`."
+        )
+
+
 def list_users(db: Backend) -> list[User]:
     """Every user of the database, admins first, then by name."""
     rows = db.query(

@@ -1,4 +1,4 @@
-"""Vectors in sqlite-vec: one ``vec0`` table per kind of memory, in the database file.
+"""Vectors in sqlite-vec (or pgvector): one table per kind of memory, in the database.
 
 Each table partitions by owner (``user_id``; '' for shared people and company
 knowledge) and keeps the float vector and its 1-bit quantisation. The tables are
@@ -10,6 +10,10 @@ per-kind generation that changes whenever vectors are replaced or deleted.
 The ``embeddings`` table maps a vector's rowid to the memory it encodes and
 records the model, dimension and content hash it was made from; ``embedding_state``
 records which model the vector tables belong to, so a model change is detected.
+
+On PostgreSQL the tables are plain ``vec_<kind>(rowid, user_id, embedding vector(dim))``
+with an HNSW index (cosine) and a ``user_id`` index; the same in-memory mirror answers
+searches, and pgvector answers for a big partition not loaded yet.
 """
 
 from __future__ import annotations
@@ -121,7 +125,7 @@ SOURCES: dict[str, Source] = {
         Source(
             "chunk_context",
             "SELECT b.id AS item_id, b.user_id AS owner, b.content, b.flag_reason,"
-            f" (SELECT group_concat(p.content, char(30)) FROM (SELECT content FROM"
+            f" (SELECT string_agg(p.content, '{_SEP}' ORDER BY p.seq DESC) FROM (SELECT content, seq FROM"
             " conversation_chunks p WHERE p.session_id = b.session_id AND p.seq < b.seq"
             f" ORDER BY p.seq DESC LIMIT {CONTEXT_TURNS}) p) AS before"
             " FROM conversation_chunks b",
@@ -195,6 +199,7 @@ class VectorStore:
 
     def __init__(self, db: Backend) -> None:
         self.db = db
+        self.pg = db.dialect == "postgresql"
         self._high_water: dict[str, int] = {}
         self._parts: dict[tuple[str, str], Partition] = {}
         self._loading: set[tuple[str, str]] = set()
@@ -218,11 +223,7 @@ class VectorStore:
         with self.db.transaction() as tx:
             self._drop(tx)
             for kind in SOURCES:
-                tx.script(
-                    f"CREATE VIRTUAL TABLE IF NOT EXISTS {table(kind)} USING vec0("
-                    f"user_id text partition key, embedding float[{dim}] distance_metric=cosine,"
-                    f" embedding_bin bit[{dim}])"
-                )
+                tx.script(self._create(kind, dim))
             tx.execute(
                 "INSERT INTO embedding_state(key, value) VALUES ('model', ?), ('dim', ?)",
                 (model_id, str(dim)),
@@ -230,6 +231,21 @@ class VectorStore:
         self._high_water.clear()
         with self._lock:
             self._parts.clear()
+
+    def _create(self, kind: str, dim: int) -> str:
+        t = table(kind)
+        if self.pg:
+            return (
+                f"CREATE TABLE IF NOT EXISTS {t} (rowid BIGINT PRIMARY KEY,"
+                f" user_id TEXT NOT NULL, embedding vector({dim}) NOT NULL);"
+                f" CREATE INDEX IF NOT EXISTS {t}_user ON {t} (user_id, rowid);"
+                f" CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops)"
+            )
+        return (
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {t} USING vec0("
+            f"user_id text partition key, embedding float[{dim}] distance_metric=cosine,"
+            f" embedding_bin bit[{dim}])"
+        )
 
     def _drop(self, tx: Tx) -> None:
         for kind in SOURCES:
@@ -317,11 +333,17 @@ class VectorStore:
                     " embedded_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
                     (p.kind, p.item_id, p.owner, model_id, dim, p.digest, ts),
                 )[0]["id"]
-                tx.execute(
-                    f"INSERT INTO {table(p.kind)}(rowid, user_id, embedding, embedding_bin)"
-                    " VALUES (?, ?, ?, vec_quantize_binary(?))",
-                    (rid, p.owner, blob, blob),
-                )
+                if self.pg:
+                    tx.execute(
+                        f"INSERT INTO {table(p.kind)}(rowid, user_id, embedding) VALUES (?, ?, ?)",
+                        (rid, p.owner, vec.astype("float32")),
+                    )
+                else:
+                    tx.execute(
+                        f"INSERT INTO {table(p.kind)}(rowid, user_id, embedding, embedding_bin)"
+                        " VALUES (?, ?, ?, vec_quantize_binary(?))",
+                        (rid, p.owner, blob, blob),
+                    )
                 added.setdefault((p.kind, p.owner), []).append((int(rid), row))
             for kind in replaced:
                 _bump_generation(tx, kind)
@@ -356,13 +378,8 @@ class VectorStore:
         part = self._partition(kind, owner, load_big=False)
         if part is not None:
             found = part.search(query, k)
-        else:  # a big partition not loaded yet: exact KNN in sqlite-vec (slower, same answer)
-            rows = self.db.query(
-                f"SELECT rowid AS rid, distance AS d FROM {table(kind)} WHERE embedding MATCH ?"
-                " AND k = ? AND user_id = ?",
-                (query.astype("float32").tobytes(), k, owner),
-            )
-            found = [(int(r["rid"]), 1.0 - float(r["d"])) for r in rows]
+        else:  # a big partition not loaded yet: ask the database (slower, same answer)
+            found = self._sql_knn(kind, owner, query.astype("float32"), k)
         if not found:
             return []
         marks = ",".join("?" * len(found))
@@ -371,6 +388,23 @@ class VectorStore:
         )
         by_rid = {int(m["id"]): str(m["item_id"]) for m in mapped}
         return [Neighbour(by_rid[rid], sim) for rid, sim in found if rid in by_rid]
+
+    def _sql_knn(self, kind: str, owner: str, vector: Any, k: int) -> list[tuple[int, float]]:
+        """(rowid, similarity) of the ``k`` nearest: exact in sqlite-vec; pgvector's HNSW
+        index (ORDER BY the distance expression itself, so the index is used)."""
+        if self.pg:
+            rows = self.db.query(
+                f"SELECT rowid AS rid, embedding <=> ? AS d FROM {table(kind)} WHERE user_id = ?"
+                " ORDER BY embedding <=> ? LIMIT ?",
+                (vector, owner, vector, k),
+            )
+        else:
+            rows = self.db.query(
+                f"SELECT rowid AS rid, distance AS d FROM {table(kind)} WHERE embedding MATCH ?"
+                " AND k = ? AND user_id = ?",
+                (vector.tobytes(), k, owner),
+            )
+        return [(int(r["rid"]), 1.0 - float(r["d"])) for r in rows]
 
     def warm(self, owners: Iterable[str]) -> int:
         """Load every partition of these owners into memory (background start-up)."""
@@ -436,7 +470,7 @@ class VectorStore:
                 f"SELECT rowid, embedding FROM {table(kind)} WHERE user_id = ?", (owner,), 10_000
             ):
                 ids = np.fromiter((r[0] for r in block), dtype=np.int64, count=len(block))
-                vecs = np.frombuffer(b"".join(r[1] for r in block), dtype=np.float32)
+                vecs = np.frombuffer(b"".join(_blob(r[1]) for r in block), dtype=np.float32)
                 part.add(ids, vecs.reshape(len(block), dim))
         finally:
             reader.close()
@@ -468,7 +502,7 @@ class VectorStore:
             )
             rows.sort(key=lambda r: r["rid"])
             if rows:
-                vecs = np.frombuffer(b"".join(r["v"] for r in rows), dtype=np.float32)
+                vecs = np.frombuffer(b"".join(_blob(r["v"]) for r in rows), dtype=np.float32)
                 part.add(
                     np.array([r["rid"] for r in rows], dtype=np.int64),
                     vecs.reshape(len(rows), part.dim),
@@ -490,10 +524,12 @@ class VectorStore:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
+        distance = "v.embedding <=> ?" if self.pg else "vec_distance_cosine(v.embedding, ?)"
+        vector = query.astype("float32")
         rows = self.db.query(
-            f"SELECT e.item_id, vec_distance_cosine(v.embedding, ?) AS d FROM embeddings e"
+            f"SELECT e.item_id, {distance} AS d FROM embeddings e"
             f" JOIN {table(kind)} v ON v.rowid = e.id WHERE e.kind = ? AND e.item_id IN ({marks})",
-            (query.astype("float32").tobytes(), kind, *ids),
+            (vector if self.pg else vector.tobytes(), kind, *ids),
         )
         return {str(r["item_id"]): 1.0 - float(r["d"]) for r in rows}
 
@@ -524,6 +560,17 @@ class VectorStore:
         self._high_water.clear()
         with self._lock:
             self._parts.clear()
+
+
+def _blob(vector: Any) -> bytes:
+    """A stored vector as float32 bytes (sqlite-vec returns bytes, pgvector a numpy array)."""
+    if isinstance(vector, bytes):
+        return vector
+    import numpy as np
+
+    if hasattr(vector, "to_numpy"):  # pgvector's Vector
+        vector = vector.to_numpy()
+    return np.asarray(vector, dtype=np.float32).tobytes()
 
 
 def _generation(db: Backend, kind: str) -> str:

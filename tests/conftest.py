@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -10,11 +10,22 @@ from fastmcp import Client
 
 from bigmind.app import build_server
 from bigmind.config import Settings
-from bigmind.db import SQLiteBackend, connect
+from bigmind.db import Backend, open_database
 from bigmind.runtime import Runtime
 from bigmind.store import Store
 
-pytest_plugins = ["model_fixture"]  # session-scoped exported MiniLM (tests/model_fixture.py)
+# Session-scoped exported MiniLM (tests/model_fixture.py); PostgreSQL databases (pg_fixture.py).
+pytest_plugins = ["model_fixture", "pg_fixture"]
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test that uses the database runs on SQLite and on PostgreSQL, except those
+    marked ``sqlite_only`` (file locking, PRAGMAs, the plan's legacy SQLite files…)."""
+    if "db_kind" in metafunc.fixturenames:
+        only = metafunc.definition.get_closest_marker("sqlite_only")
+        metafunc.parametrize("db_kind", BACKENDS[:1] if only else BACKENDS)
 
 
 @pytest.fixture(autouse=True)
@@ -41,20 +52,43 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def backend(db_path: Path) -> Iterator[SQLiteBackend]:
-    b = connect(db_path)
+def db_url(
+    db_kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> str | None:
+    """The test's PostgreSQL database (fresh, migrated), or None on SQLite. Also in the
+    environment, with enterprise mode, for the commands a test runs in a subprocess."""
+    if db_kind != "postgresql":
+        return None
+    url: str = request.getfixturevalue("pg_url")
+    monkeypatch.setenv("BIGMIND_DB_URL", url)
+    return url
+
+
+@pytest.fixture
+def settings_for(db_path: Path, db_url: str | None) -> Callable[[str], Settings]:
+    """Settings of the test's database for any user (several users share one database)."""
+
+    def make(user: str) -> Settings:
+        return Settings(db_path=db_path, db_url=db_url, user=user)
+
+    return make
+
+
+@pytest.fixture
+def backend(settings: Settings) -> Iterator[Backend]:
+    b = open_database(settings)
     yield b
     b.close()
 
 
 @pytest.fixture
-def store(backend: SQLiteBackend) -> Store:
+def store(backend: Backend) -> Store:
     return Store(backend, "alice")
 
 
 @pytest.fixture
-def settings(db_path: Path) -> Settings:
-    return Settings(db_path=db_path, user="alice")
+def settings(settings_for: Callable[[str], Settings]) -> Settings:
+    return settings_for("alice")
 
 
 @pytest.fixture

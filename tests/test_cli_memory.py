@@ -76,9 +76,9 @@ def test_search_prints_two_lines_per_hit(seeded: Store, capsys: pytest.CaptureFi
     code, out, err = cli(capsys, "search", "RabbitMQ", "broker")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0].startswith("fact #2 [codebase]  ")
-    assert "The message broker is RabbitMQ" in lines[0]
-    assert lines[1].startswith("    why: keyword match on 'rabbitmq', 'broker'")
+    at = next(i for i, line in enumerate(lines) if line.startswith("fact #2 [codebase]  "))
+    assert at % 2 == 0 and "The message broker is RabbitMQ" in lines[at]
+    assert lines[at + 1].startswith("    why: keyword match on 'rabbitmq', 'broker'")
     chunk = next(line for line in lines[2::2] if line.startswith("chunk #1  "))
     assert "We chose RabbitMQ rather" in chunk  # the excerpt's **bold** markers are gone
     assert "**" not in out and len(lines) % 2 == 0
@@ -161,7 +161,7 @@ def test_stats_human(seeded: Store, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     rows = {line.split("  ", 1)[0]: line for line in out.splitlines()}
     assert "alice (admin, personal mode)" in rows["User"]
-    assert "5 active, 0 deprecated: preference 2, codebase 2, constraint 1" in rows["Facts"]
+    assert "5 active, 0 deprecated: codebase 2, preference 2, constraint 1" in rows["Facts"]
     assert "0.7–0.9: 1/1" in rows["Hypotheses"]
     assert "1,200 in 1 entries (memory_recall 1,200)" in rows["Tokens saved"]
     assert "0 vectors (no vectors yet)" in rows["Semantic"]

@@ -7,18 +7,23 @@ import os
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pg_fixture import with_database
 
 from bigmind.cli import main
-from bigmind.db import SQLiteBackend
+from bigmind.db import Backend
 from bigmind.doctor import MARKS, run_checks
 from bigmind.migrations import SCHEMA_VERSION
+from bigmind.pg import redact
 from bigmind.store import Store
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
+PG_CHECKS = ["python", "postgresql", "pgvector", "settings", "database", "embedder", "clients"]
 
 
 def doctor(
@@ -31,6 +36,42 @@ def doctor(
     return code, {c["name"]: c for c in out["checks"]}
 
 
+def with_password(url: str) -> tuple[str, str]:
+    """``url`` with a password, and the password: its own, or one the test server ignores
+    (pgserver trusts local connections)."""
+    from urllib.parse import urlsplit
+
+    if urlsplit(url).password:
+        return url, str(urlsplit(url).password)
+    user, rest = url.removeprefix("postgresql://").split("@", 1)
+    return f"postgresql://{user.split(':')[0]}:hunter2-secret@{rest}", "hunter2-secret"
+
+
+@pytest.fixture
+def empty_pg_url(pg_server_url: str) -> Iterator[str]:
+    """A PostgreSQL database with no tables at all (not the migrated template)."""
+    import psycopg
+
+    name = f"bigmind_doctor_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield with_database(pg_server_url, name)
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def tables_of(url: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = current_schema() ORDER BY 1"
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+@pytest.mark.sqlite_only
 def test_a_fresh_install_is_ok_and_doctor_does_not_create_the_database(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, db_path: Path
 ) -> None:
@@ -78,14 +119,145 @@ def test_an_invalid_setting_fails_and_is_named(
     assert "skipped" in checks["database"]["detail"]
 
 
-def test_a_postgres_url_fails_because_this_version_refuses_it(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_postgresql_checks_replace_the_sqlite_ones_and_hide_the_password(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("BIGMIND_DB_URL", "postgresql://u:secret@db/bigmind")
+    url, password = with_password(pg_url)
+    monkeypatch.setenv("BIGMIND_DB_URL", url)
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0, checks
+    assert list(checks) == PG_CHECKS
+    assert checks["postgresql"]["status"] == "ok"
+    assert checks["postgresql"]["detail"].startswith("PostgreSQL 1")
+    assert f" at {redact(url)} (as " in checks["postgresql"]["detail"]
+    assert checks["pgvector"]["status"] == "ok"
+    assert checks["pgvector"]["detail"].startswith("vector 0.")
+    assert checks["settings"]["status"] == "ok"
+    assert f"BIGMIND_DB_URL={redact(url)}" in checks["settings"]["detail"]
+    assert checks["database"]["status"] == "ok"
+    assert checks["database"]["detail"].startswith(redact(url))
+    assert f"schema {SCHEMA_VERSION} (" in checks["database"]["detail"]
+    assert password not in json.dumps(checks)
+    assert main(["doctor", "--quick", "--project", str(tmp_path)]) == 0
+    human = capsys.readouterr().out
+    assert "✓ postgresql " in human and password not in human
+
+
+def test_enterprise_mode_with_a_db_url_is_ok_and_without_one_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIGMIND_MODE", "enterprise")
+    monkeypatch.setenv("BIGMIND_DB_URL", pg_url)
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0, checks
+    assert "BIGMIND_MODE=enterprise" in checks["settings"]["detail"]
+    monkeypatch.delenv("BIGMIND_DB_URL")
     code, checks = doctor(capsys, tmp_path, "--quick")
     assert code == 1 and checks["settings"]["status"] == "fail"
-    assert "BIGMIND_DB_URL" in checks["settings"]["detail"]
-    assert "secret" not in checks["settings"]["detail"]
+    assert "needs BIGMIND_DB_URL" in checks["settings"]["detail"]
+
+
+def test_an_unreachable_postgres_fails_naming_the_setting_not_the_password(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIGMIND_DB_URL", "postgresql://nobody:s3cr3t-pw@127.0.0.1:1/x")
+    started = time.perf_counter()
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert time.perf_counter() - started < 5
+    assert code == 1 and list(checks) == PG_CHECKS
+    detail = checks["postgresql"]["detail"]
+    assert checks["postgresql"]["status"] == "fail"
+    assert "BIGMIND_DB_URL" in detail and "nobody:***@127.0.0.1:1/x" in detail
+    assert checks["pgvector"]["status"] == checks["database"]["status"] == "warn"
+    assert "skipped" in checks["database"]["detail"]
+    assert "s3cr3t-pw" not in json.dumps(checks)
+    assert main(["doctor", "--quick", "--project", str(tmp_path)]) == 1
+    assert "s3cr3t-pw" not in capsys.readouterr().out
+
+
+def test_a_postgres_database_that_does_not_exist_fails(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    pg_server_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BIGMIND_DB_URL", with_database(pg_server_url, "no_such_bigmind_db"))
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 1 and checks["postgresql"]["status"] == "fail"
+    assert "no_such_bigmind_db" in checks["postgresql"]["detail"]
+    assert "BIGMIND_DB_URL" in checks["postgresql"]["detail"]
+
+
+def test_an_empty_postgres_database_is_ok_and_doctor_creates_no_table(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    empty_pg_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BIGMIND_DB_URL", empty_pg_url)
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0, checks
+    assert checks["database"]["status"] == "ok"
+    assert "empty database; BigMind creates the schema on first use" in checks["database"]["detail"]
+    assert tables_of(empty_pg_url) == []
+
+
+def test_a_postgres_database_of_another_app_is_named(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    empty_pg_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import psycopg
+
+    monkeypatch.setenv("BIGMIND_DB_URL", empty_pg_url)
+    with psycopg.connect(empty_pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER)")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0 and checks["database"]["status"] == "warn"
+    assert "1 other table(s) (invoices)" in checks["database"]["detail"]
+    with psycopg.connect(empty_pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER)")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 1 and checks["database"]["status"] == "fail"
+    assert "is not a BigMind database: it has users" in checks["database"]["detail"]
+    assert tables_of(empty_pg_url) == ["invoices", "users"]
+
+
+def test_missing_pgvector_is_a_warning_that_vectors_are_off(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import logging
+
+    from bigmind.pg import PostgresBackend
+
+    def without_vector(self: PostgresBackend) -> None:
+        logging.getLogger("bigmind.pg").warning(
+            "pgvector is not available (%s); vectors disabled", 'extension "vector" is missing'
+        )
+
+    monkeypatch.setattr(PostgresBackend, "_prepare", without_vector)
+    monkeypatch.setenv("BIGMIND_DB_URL", pg_url)
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 0 and checks["pgvector"]["status"] == "warn"
+    assert 'extension "vector" is missing' in checks["pgvector"]["detail"]
+    assert "vectors off" in checks["pgvector"]["detail"]
+
+
+def test_invalid_settings_skip_the_postgres_checks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIGMIND_DB_URL", "postgresql://u:secret@127.0.0.1:1/bigmind")
+    monkeypatch.setenv("BIGMIND_POOL_SIZE", "0")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert code == 1 and list(checks) == PG_CHECKS
+    assert checks["settings"]["detail"].startswith("invalid BIGMIND_POOL_SIZE: ")
+    assert checks["postgresql"] == {
+        "name": "postgresql",
+        "status": "warn",
+        "detail": "skipped until the settings are valid",
+    }
+    assert "secret" not in json.dumps(checks)
 
 
 def test_an_unknown_bigmind_variable_is_a_warning(
@@ -98,7 +270,7 @@ def test_an_unknown_bigmind_variable_is_a_warning(
 
 
 def test_database_counts_the_users_facts_and_sessions(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, store: Store
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store: Store, db_url: str | None
 ) -> None:
     store.start_session()
     store.store_fact("preference", "Prefers pytest")
@@ -107,7 +279,11 @@ def test_database_counts_the_users_facts_and_sessions(
     assert code == 0, checks
     detail = checks["database"]["detail"]
     assert checks["database"]["status"] == "ok"
-    assert f"quick_check ok, schema {SCHEMA_VERSION} (" in detail
+    if db_url is None:
+        assert f"quick_check ok, schema {SCHEMA_VERSION} (" in detail
+    else:
+        assert list(checks) == PG_CHECKS
+        assert detail.startswith(redact(db_url)) and f": schema {SCHEMA_VERSION} (" in detail
     assert "user alice: facts 2, sessions 1 (1 open)" in detail
 
 
@@ -122,6 +298,7 @@ def test_a_user_not_registered_yet_is_ok(
     assert code == 0 and "user bob not registered yet" in checks["database"]["detail"]
 
 
+@pytest.mark.sqlite_only
 def test_a_file_that_is_not_sqlite_fails(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, db_path: Path
 ) -> None:
@@ -133,7 +310,7 @@ def test_a_file_that_is_not_sqlite_fails(
 
 
 def test_a_database_from_a_newer_bigmind_fails(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, backend: SQLiteBackend
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, backend: Backend
 ) -> None:
     with backend.transaction() as tx:
         tx.execute("INSERT INTO bigmind_migrations(name) VALUES ('9999_from_the_future')")
@@ -143,7 +320,7 @@ def test_a_database_from_a_newer_bigmind_fails(
 
 
 def test_pending_migrations_are_a_warning_and_doctor_does_not_apply_them(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, backend: SQLiteBackend
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, backend: Backend
 ) -> None:
     with backend.transaction() as tx:
         tx.execute("DELETE FROM bigmind_migrations WHERE name = '0009_embeddings'")
@@ -153,6 +330,7 @@ def test_pending_migrations_are_a_warning_and_doctor_does_not_apply_them(
     assert len(backend.query("SELECT name FROM bigmind_migrations")) == SCHEMA_VERSION - 1
 
 
+@pytest.mark.sqlite_only
 def test_a_database_that_cannot_be_created_fails(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,7 +391,7 @@ def test_vectors_of_another_model_are_a_warning_to_reindex(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     model_dir: Path,
-    backend: SQLiteBackend,
+    backend: Backend,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from bigmind.vectors import VectorStore
@@ -283,9 +461,11 @@ def test_quick_checks_take_well_under_a_second(tmp_path: Path, store: Store) -> 
     assert time.perf_counter() - started < 0.5
 
 
-def test_the_command_keeps_stdout_for_json(tmp_path: Path) -> None:
+def test_the_command_keeps_stdout_for_json(tmp_path: Path, db_url: str | None) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
     env |= {"BIGMIND_DB_PATH": str(tmp_path / "m.db"), "BIGMIND_EMBED_MODEL": "off"}
+    if db_url is not None:
+        env["BIGMIND_DB_URL"] = db_url
     started = time.perf_counter()
     r = subprocess.run(
         [str(BIGMIND), "doctor", "--quick", "--json", "--project", str(tmp_path)],

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import apsw
@@ -13,6 +15,7 @@ import pytest
 from mcp_calls import BIGMIND
 
 from bigmind.hooks import FENCE_OPEN, auto_one_liner, first_prompt
+from bigmind.pg import WRITE_LOCK_KEY
 from bigmind.store import Store
 
 DEADLINE_S = 2.0
@@ -62,21 +65,35 @@ def test_session_start_hook_returns_the_fenced_packet(store: Store, tmp_path: Pa
     assert store.open_sessions() == []  # the agent opens its session; the hook only reads
 
 
-def test_hooks_fail_open_within_two_seconds_when_the_database_is_locked(
-    store: Store, db_path: Path
-) -> None:
-    store.start_session("cc")
+@contextmanager
+def write_locked(store: Store, db_path: Path, db_url: str | None) -> Iterator[None]:
+    """Another client holds the database's write lock meanwhile."""
+    if db_url:
+        import psycopg
+
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (WRITE_LOCK_KEY,))
+            yield
+        return
     locker = apsw.Connection(str(db_path))
     locker.execute("BEGIN EXCLUSIVE")
     try:
+        yield
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+
+
+def test_hooks_fail_open_within_two_seconds_when_the_database_is_locked(
+    store: Store, db_path: Path, db_url: str | None
+) -> None:
+    store.start_session("cc")
+    with write_locked(store, db_path, db_url):
         for command in ("context", "close"):
             r, took = hook(command, event={"session_id": "cc-2"})
             assert r.returncode == 0 and r.stdout == ""
             assert "hook skipped" in r.stderr and "Traceback" not in r.stderr
             assert took < DEADLINE_S, f"{command} took {took:.2f} s"
-    finally:
-        locker.execute("ROLLBACK")
-        locker.close()
 
 
 def test_hooks_fail_open_when_the_database_cannot_exist(

@@ -13,7 +13,7 @@ from bigmind import dedup
 from bigmind.app import build_server
 from bigmind.config import Settings
 from bigmind.context import build_context
-from bigmind.db import SQLiteBackend, connect
+from bigmind.db import Backend, open_database
 from bigmind.recall import Recall
 from bigmind.runtime import Runtime
 from bigmind.semantic import Semantic
@@ -32,8 +32,8 @@ FACTS = [
 
 
 @pytest.fixture
-def sem_settings(db_path: Path, model_dir: Path) -> Settings:
-    return Settings(db_path=db_path, user="alice", embed_model=str(model_dir))
+def sem_settings(settings: Settings, model_dir: Path) -> Settings:
+    return settings.model_copy(update={"embed_model": str(model_dir)})
 
 
 @pytest.fixture
@@ -174,7 +174,7 @@ def test_duplicates_and_conflicts(sem_runtime: Runtime) -> None:
 
 
 def test_model_change_is_detected_and_reindex_recovers(sem_settings: Settings) -> None:
-    backend = connect(sem_settings.db_path)
+    backend = open_database(sem_settings)
     store = Store(backend, "alice")
     store.store_fact("preference", "The user prefers pytest for all Python tests")
     VectorStore(backend).adopt("some-older-model", 384)
@@ -234,22 +234,22 @@ def test_a_reply_is_found_through_the_question_before_it(sem_runtime: Runtime) -
     )
 
 
-def test_in_memory_search_agrees_with_sqlite_vec(sem_runtime: Runtime) -> None:
+def test_in_memory_search_agrees_with_the_database(sem_runtime: Runtime) -> None:
     words = ["pytest", "docker", "kafka", "redis", "nginx", "celery", "grafana", "terraform"]
     for i in range(80):
         sem_runtime.store.append_chunk(f"note {i}: we tuned {words[i % 8]} for service {i % 5}")
     sem = ready(sem_runtime)
     uid = sem_runtime.store.uid
     q = sem.embed_query("message queue streaming")
-    exact = sem_runtime.store.db.query(
-        "SELECT e.item_id, v.distance FROM vec_chunk v JOIN embeddings e ON e.id = v.rowid"
-        " WHERE v.embedding MATCH ? AND k = 10 AND v.user_id = ? ORDER BY v.distance",
-        (q.tobytes(), uid),
-    )
+    exact = sem.vectors._sql_knn("chunk", uid, q, 10)  # sqlite-vec / pgvector
+    item = {
+        int(r["id"]): r["item_id"]
+        for r in sem_runtime.store.db.query("SELECT id, item_id FROM embeddings")
+    }
     got = sem.vectors.knn("chunk", uid, q, 10)
-    assert [n.item_id for n in got][:5] == [r["item_id"] for r in exact][:5]
-    for n, r in zip(got, exact, strict=True):  # int8 codes: cosine within 0.01
-        assert abs(n.similarity - (1 - r["distance"])) < 0.01
+    assert [n.item_id for n in got][:5] == [item[rid] for rid, _ in exact][:5]
+    for n, (_rid, sim) in zip(got, exact, strict=True):  # int8 codes: cosine within 0.01
+        assert abs(n.similarity - sim) < 0.01
 
 
 def test_focus_brings_relevant_facts_first(sem_runtime: Runtime) -> None:
@@ -291,11 +291,11 @@ async def test_mcp_tools_recall_and_semantic(sem_settings: Settings) -> None:
     rt.close()
 
 
-def test_vec_tables_live_in_the_database_file(sem_runtime: Runtime, backend: SQLiteBackend) -> None:
+def test_vec_tables_live_in_the_database_file(sem_runtime: Runtime, backend: Backend) -> None:
     sem_runtime.store.store_fact("preference", "Tabs over spaces")
     ready(sem_runtime)
-    names = {r["name"] for r in backend.query("SELECT name FROM sqlite_master")}
-    assert {"vec_fact", "vec_chunk", "vec_summary", "embeddings"} <= names
+    for name in ("vec_fact", "vec_chunk", "vec_summary", "embeddings"):
+        assert backend.table_exists(name), name
     row = backend.query("SELECT model, dim FROM embeddings")[0]
     assert row == {"model": "all-MiniLM-L6-v2", "dim": 384}
 
@@ -350,7 +350,7 @@ def test_a_second_process_sees_new_and_replaced_vectors(sem_runtime: Runtime) ->
     store.append_chunk("The staging cluster runs on three ARM nodes")
     people.remember(store, "lee", None, "frontend developer", None, None, None)
     sem = ready(sem_runtime)
-    other = VectorStore(connect(sem_runtime.settings.db_path))
+    other = VectorStore(open_database(sem_runtime.settings))
     q = sem.embed_query("kubernetes nodes for staging")
     assert len(other.knn("chunk", store.uid, q, 5)) == 1  # loads its own in-memory copy
     store.append_chunk("Production runs on six x86 nodes in two zones")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bigmind.db import SQLiteBackend
+from bigmind.db import Backend, SQLiteBackend
 from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.models import AUTO_CLOSED_ONE_LINER, ts_ago
 from bigmind.store import MAX_FACT, Store
+from bigmind.users import set_role
 
 
 def _age_session(backend: SQLiteBackend, session_id: str, hours: float) -> None:
@@ -19,11 +20,20 @@ def _age_session(backend: SQLiteBackend, session_id: str, hours: float) -> None:
 
 
 # -- users -------------------------------------------------------------------------------------
-def test_personal_mode_user_is_admin_and_registered_once(backend: SQLiteBackend) -> None:
+def test_personal_mode_user_is_admin_and_registered_once(backend: Backend) -> None:
     a1 = Store(backend, "alice")
     a2 = Store(backend, "alice")
     assert a1.user.id == a2.user.id and a1.user.role == "admin"
     assert backend.query("SELECT count(*) AS n FROM users")[0]["n"] == 1
+
+
+@pytest.mark.parametrize("mode", ["team", "enterprise"])
+def test_shared_modes_register_every_user_as_member(backend: Backend, mode: str) -> None:
+    first = Store(backend, "alice", mode=mode)
+    second = Store(backend, "bob", mode=mode)
+    assert (first.user.role, second.user.role) == ("member", "member")
+    set_role(backend, "alice", "curator")
+    assert Store(backend, "alice", mode=mode).user.role == "curator"  # kept on the next start
 
 
 def test_another_user_id_is_forbidden(store: Store) -> None:
@@ -102,11 +112,12 @@ def test_end_session_twice_updates_and_keeps_one_summary(store: Store) -> None:
     assert summary is not None and summary.summary == "second summary"
     n = store.db.query("SELECT count(*) AS n FROM session_summaries")[0]["n"]
     assert n == 1
-    # The full-text index followed the update (ON CONFLICT … DO UPDATE fires the trigger).
-    rows = store.db.query(
-        "SELECT count(*) AS n FROM session_summaries_fts WHERE session_summaries_fts MATCH 'second'"
-    )
-    assert rows[0]["n"] == 1
+    # The full-text index followed the update (FTS5 trigger / generated tsvector column).
+    for word, n in (("second", 1), ("first", 0)):
+        rows, _ = store.text.search(
+            "session_summaries_fts", "session_summaries", word, "b.id", "1 = 1", (), 5, "1.0, 1.0"
+        )
+        assert len(rows) == n, word
 
 
 def test_end_session_rejects_bad_input_and_writes_nothing(store: Store) -> None:

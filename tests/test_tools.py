@@ -233,7 +233,7 @@ async def test_stats_health_instructions(client: Cli) -> None:
     _, stats = await call(client, "memory_get_stats")
     assert stats["counts"]["facts"] == 1 and stats["facts_by_category"] == {"preference": 1}
     text, health = await call(client, "memory_health_check", stale_days=7)
-    assert health["ok"] and "full-text index facts_fts" in text
+    assert health["ok"] and "full-text index facts" in text
     r = await client.call_tool("memory_get_instructions", {})
     assert "Session ritual" in r.content[0].text
 

@@ -48,7 +48,7 @@ def result(text: str, **data: Any) -> ToolResult:
 
 
 def register_all(mcp: FastMCP, rt: Runtime) -> None:
-    from bigmind.tools import activity, admin, journal, knowledge, people, sessions
+    from bigmind.tools import activity, admin, company, journal, knowledge, people, sessions
 
-    for module in (sessions, knowledge, journal, activity, people, admin):
+    for module in (sessions, knowledge, company, journal, activity, people, admin):
         module.register(mcp, rt)

@@ -44,16 +44,16 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @edge
     def memory_recall(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
         """Search all memory at once (facts, exchanges, session summaries, hypotheses, people,
-        company knowledge): keyword and meaning matches fused, weighed by recency, importance,
-        confidence and past use; each hit says why. The best first search.
+        company knowledge) by keywords and meaning, weighed by recency, importance and use;
+        each hit says why. The best first search.
         """
         return ranked(query, limit, kinds, "memories")
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_search_semantic(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
-        """Search by meaning only, for paraphrases keywords miss ("which testing library?"
-        finds "prefers pytest"). Keyword fallback while the model loads, and it says so.
+        """Search by meaning only, for paraphrases keywords miss. Falls back to keywords
+        while the model loads, and says so.
         """
         return ranked(query, limit, kinds, "memories", mode="semantic")
 
@@ -62,11 +62,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def memory_search_facts(
         query: Query, limit: Limit = 10, include_deprecated: bool = False
     ) -> ToolResult:
-        """Search your stored facts BEFORE acting on a task ("search first, act second").
-
-        Ask in plain words ("which test runner does the user prefer?") or keywords; keyword and
-        semantic matches are fused, with date, category, confidence and why each matched.
-        Deprecated facts are hidden unless include_deprecated=True.
+        """Search your stored facts BEFORE acting on a task, in plain words or keywords
+        (keyword and meaning matches fused; each with date, confidence and why).
         """
         return ranked(query, limit, ["fact"], "facts", include_deprecated=include_deprecated)
 
@@ -98,10 +95,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     ) -> ToolResult:
         """Store one atomic fact worth remembering across conversations. Don't wait to be asked.
 
-        Triggers: a user preference or constraint, an architectural decision, a bug's root cause
-        and fix, what a module does. One truth per call; never secrets. A fact already stored,
-        even in other words, returns its id; a close but different one is flagged as a
-        possible conflict.
+        Triggers: a preference or constraint, an architectural decision, a bug's root cause and
+        fix, what a module does. One truth per call; never secrets. A repeat, even reworded,
+        returns its id; a close but different fact is flagged as a possible conflict.
         """
         r = dedup.store_fact(
             rt.store, rt.semantic, category, fact, confidence, session_id, importance

@@ -16,7 +16,7 @@ from bigmind.tools import READ_ONLY, WRITE, edge, result
 
 SessionId = Annotated[
     str | None,
-    Field(description="Session id from memory_start_session; omit to use the open session."),
+    Field(description="Omit to use the open session."),
 ]
 Topics = Annotated[
     list[str] | str | None, Field(description="Topic tags, as a list or comma-separated.")
@@ -56,13 +56,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             ),
         ] = None,
     ) -> ToolResult:
-        """⚡ CALL THIS FIRST — at the start of EVERY conversation, before anything else.
+        """⚡ CALL THIS FIRST, at the start of EVERY conversation.
 
-        Opens a memory session and returns your BigMind context: who the user is, pinned and
-        stored facts, and recent sessions, within ~1,300 tokens. Sessions left open for more
-        than 24 hours are auto-closed first. Write the first line of the result,
-        "🧠 BigMind Session: `<id>`", into the chat so child tasks can reuse the session.
-        Child tasks: if your task message already names a session id, do NOT call this.
+        Opens a session and returns your memory context (~1,300 tokens): company knowledge,
+        the user's profile, facts, recent sessions; sessions open > 24 h are auto-closed.
+        Write the result's first line, "🧠 BigMind Session: `<id>`", in the chat so child
+        tasks can reuse it. Child tasks whose message names a session id: do NOT call this.
         """
         store = rt.store
         store.check_user(user_id)
@@ -110,11 +109,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         code_refs: Lines = None,
         importance: Annotated[int, Field(ge=1, le=10, description="1 low … 10 critical.")] = 5,
     ) -> ToolResult:
-        """⚡ CALL THIS LAST — before the conversation ends (the user says bye, the task is done).
+        """⚡ CALL THIS LAST, before the conversation ends (user says bye, task done).
 
-        Closes the session with its headline, topic tags, outcome and a narrative summary, so the
-        next conversation starts where this one stopped. Calling it again updates the record.
-        Child tasks: do NOT call this; the parent closes the session.
+        Closes the session with headline, topics, outcome and summary, so the next
+        conversation resumes from here; calling again updates it. Child tasks: do NOT call this.
         """
         s, was_open = rt.store.end_session(
             session_id, one_liner, topics, outcome, summary, key_facts, code_refs, importance
@@ -140,11 +138,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         ],
         session_id: SessionId = None,
     ) -> ToolResult:
-        """Save the current exchange as an important Tier-3 record. Do not wait to be asked.
-
-        Call it when a concrete decision is made, non-trivial code is written or reviewed, a bug
-        is diagnosed, or the user shares a preference, constraint or context — or says
-        "remember this". Summarise the exchange in `content`.
+        """Save the current exchange as an important Tier-3 record, unprompted: a decision,
+        non-trivial code, a diagnosed bug, a preference or constraint, or "remember this".
         """
         chunk, ref = rt.store.append_chunk(content, session_id, "assistant", flag_reason)
         rt.wrote()
@@ -168,10 +163,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         ] = "assistant",
         flag_reason: Annotated[str | None, Field(description="Why it is worth keeping.")] = None,
     ) -> ToolResult:
-        """Save one important message turn verbatim to Tier 3 (selectively, not every turn).
-
-        For a decision's full rationale, code that was written, a diagnosed bug, or what a
-        finished task built and its gotchas. Child tasks pass the parent's session_id.
+        """Save one message turn verbatim to Tier 3, selectively: a decision's rationale,
+        code written, a diagnosed bug, what a task built. Child tasks pass the parent's
+        session_id.
         """
         chunk, ref = rt.store.append_chunk(content, session_id, role, flag_reason)
         rt.wrote()
@@ -187,10 +181,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_get_context() -> ToolResult:
-        """Reload your BigMind context (profile, facts, recent sessions) without side effects.
-
-        Use it mid-conversation if you forgot memory_start_session, or as a child task's first
-        action to load the working state.
+        """Reload your BigMind context without side effects: if you skipped
+        memory_start_session, or as a child task's first action.
         """
         store = rt.store
         open_now = store.open_sessions()

@@ -1,0 +1,710 @@
+"""One user with a million memories in PostgreSQL: build time, search and start-session latency.
+
+    python bench/pg_scale.py                       # 1,000,000 rows: 700k chunks, 300k facts, 10k sessions
+    python bench/pg_scale.py --rows 50000          # smoke run
+    python bench/pg_scale.py --vectors --vector-rows 100000   # + pgvector HNSW KNN
+
+The schema comes from ``bigmind.pg.connect_pg`` (the real migrations: ``tsv`` generated
+columns, GIN and b-tree indexes), the user row and profile from ``bigmind.store.Store``. Rows
+(the same columns and the same synthetic text as ``seed.py`` / ``textgen.py``) are then streamed
+with ``COPY … FROM STDIN`` (psycopg ``cursor.copy``); PostgreSQL computes every ``tsv`` itself.
+As any bulk load does, the secondary indexes the migrations made are dropped before the COPY and
+re-created from their own definitions (``pg_indexes.indexdef``) afterwards, then ``VACUUM
+ANALYZE``. Timed in-process, through the store as the tools call it:
+
+* ``Store.search_chunks`` / ``Store.search_facts`` (limit 10), 200 natural-language questions and
+  200 keyword queries (``TextGen.question`` / ``keyword_query``), after 20 warm-up queries, with
+  the store's term-frequency cache warm (as in a running server) and cold (cleared before each
+  query: a query whose terms the server has not seen for 5 minutes);
+* ``Recall.search(q, 10, ["chunk"])`` and ``["fact"]``: what ``memory_search_chunks`` /
+  ``memory_search_facts`` run (keyword only: no model);
+* ``Store.start_session`` + ``build_context``: what ``memory_start_session`` runs.
+
+Every SQL statement of every timed search is traced (time and text), so a slow search names its
+slow statement; the slowest are re-run under ``EXPLAIN (ANALYZE, BUFFERS)``. See
+bench/README.md, "PostgreSQL at a million memories".
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from load import PgServer, database_of, progress, with_database  # noqa: E402
+from run import CpuMeter, environment, source_fingerprint, summary_ms  # noqa: E402
+from seed import IMPORTANCE_WEIGHTS, _ts  # noqa: E402
+from textgen import TextGen  # noqa: E402
+
+from bigmind.context import build_context  # noqa: E402
+from bigmind.models import AUTO_CLOSED_ONE_LINER, content_hash  # noqa: E402
+from bigmind.pg import PostgresBackend, connect_pg, translate  # noqa: E402
+from bigmind.store import Store  # noqa: E402
+
+USER = "bench"
+DAY = 86_400.0
+GOAL_P95_MS = 30.0
+BULK_TABLES = ("sessions", "session_summaries", "conversation_chunks", "facts")
+
+
+# -- building ---------------------------------------------------------------------------------
+class Copier:
+    """COPY rows into a table on a psycopg connection; returns how many went in."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def __call__(self, table: str, columns: Sequence[str], rows: Iterator[Sequence[Any]]) -> int:
+        n = 0
+        with self.conn.cursor() as cur:
+            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as cp:
+                for row in rows:
+                    cp.write_row(row)
+                    n += 1
+        return n
+
+
+def secondary_indexes(conn: Any) -> list[tuple[str, str]]:
+    """(name, definition) of the non-unique, non-primary indexes of the bulk-loaded tables."""
+    rows = conn.execute(
+        "SELECT i.indexname, i.indexdef FROM pg_indexes i JOIN pg_class c ON c.relname ="
+        " i.indexname JOIN pg_index x ON x.indexrelid = c.oid WHERE i.schemaname ="
+        " current_schema() AND i.tablename = ANY(%s) AND NOT x.indisunique"
+        " AND NOT x.indisprimary ORDER BY i.indexname",
+        (list(BULK_TABLES),),
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def build(url: str, rows: int, seed: int, years: float = 2.0) -> dict[str, Any]:
+    """Migrate, then COPY ``rows`` memories (70 % chunks, 30 % facts) for one user."""
+    import psycopg
+
+    chunks = round(rows * 0.7)
+    facts = rows - chunks
+    sessions = max(1, rows // 100)
+    stats: dict[str, Any] = {"chunks": chunks, "facts": facts, "sessions": sessions}
+    t_all = time.perf_counter()
+    t = time.perf_counter()
+    backend = connect_pg(url)
+    gen = TextGen(seed)
+    rng = gen.rng
+    try:
+        store = Store(backend, USER)
+        store.update_profile(
+            role="Staff engineer on the platform team",
+            preferences="Prefers pytest, small pull requests, type hints everywhere, and "
+            "explicit error messages. Reviews in the morning; deploys never on Fridays.",
+            pinned_facts=[gen.fact()[1] for _ in range(4)],
+        )
+        me = store.uid
+    finally:
+        backend.close()
+    stats["migrate_s"] = round(time.perf_counter() - t, 2)
+
+    now = time.time()
+    span = years * 365 * DAY
+
+    def uid() -> str:
+        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        copy = Copier(conn)
+        indexes = secondary_indexes(conn)
+        for name, _ in indexes:
+            conn.execute(f'DROP INDEX "{name}"')
+        stats["indexes_rebuilt"] = [n for n, _ in indexes]
+
+        # -- sessions and summaries (as seed.py: closed, most with a Tier-2 summary) -----------
+        t = time.perf_counter()
+        starts = sorted(now - rng.uniform(2 * 3600, span) for _ in range(sessions))
+        sess: list[tuple[str, float, float]] = []
+        topics = []
+        srows, mrows = [], []
+        for start in starts:
+            sid = uid()
+            auto = rng.random() < 0.02
+            end = start + (rng.uniform(24.5, 30) * 3600 if auto else rng.uniform(300, 4 * 3600))
+            end = min(end, now - 60)
+            sess.append((sid, start, end))
+            gen.topic = gen.new_topic()
+            topics.append(gen.topic)
+            hint = rng.choice(["claude-code", "cursor", "vscode", "windsurf", None])
+            importance = rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0]
+            if auto:
+                srows.append((sid, me, _ts(start), _ts(end), AUTO_CLOSED_ONE_LINER, None, None,
+                              5, 0, hint, _ts(start), 1))  # fmt: skip
+                continue
+            s = gen.session_summary()
+            has = rng.random() < 0.85
+            srows.append((sid, me, _ts(start), _ts(end), s["one_liner"], s["topics"],
+                          s["outcome"], importance, int(has), hint, _ts(end), 0))  # fmt: skip
+            if has:
+                mrows.append((sid, s["summary"], s["key_facts"], s["code_refs"], _ts(end)))
+        stats["sessions"] = copy(
+            "sessions",
+            ("id", "user_id", "started_at", "ended_at", "one_liner", "topics", "outcome",
+             "importance", "has_tier2", "ide_hint", "last_activity_at", "auto_closed"),
+            iter(srows),
+        )  # fmt: skip
+        stats["summaries"] = copy(
+            "session_summaries", ("id", "summary", "key_facts", "code_refs", "created_at"),
+            iter(mrows),
+        )  # fmt: skip
+        stats["sessions_s"] = round(time.perf_counter() - t, 2)
+
+        # -- chunks: spread over sessions, seq per session, ids in time order -----------------
+        t = time.perf_counter()
+        per_session = [0] * sessions
+        for _ in range(chunks):
+            per_session[rng.randrange(sessions)] += 1
+        placed = []
+        for i, count in enumerate(per_session):
+            _sid, start, end = sess[i]
+            step = (end - start) / (count + 1)
+            placed.extend((start + step * (k + 1), i, k + 1) for k in range(count))
+        placed.sort()
+
+        def chunk_rows() -> Iterator[tuple[Any, ...]]:
+            for when, i, seq in placed:
+                gen.topic = topics[i]
+                role, content, flag = gen.chunk()
+                yield (sess[i][0], me, role, content, flag, seq, _ts(when))
+
+        stats["chunks"] = copy(
+            "conversation_chunks",
+            ("session_id", "user_id", "role", "content", "flag_reason", "seq", "created_at"),
+            chunk_rows(),
+        )
+        placed.clear()
+        stats["chunks_s"] = round(time.perf_counter() - t, 2)
+        progress(f"chunks: {stats['chunks']:,} in {stats['chunks_s']} s")
+
+        # -- facts: unique active texts, most from a session, some deprecated ----------------
+        t = time.perf_counter()
+        when_from: list[tuple[float, int | None]] = []
+        for _ in range(facts):
+            if rng.random() < 0.7:
+                i = rng.randrange(sessions)
+                when_from.append((rng.uniform(sess[i][1], sess[i][2]), i))
+            else:
+                when_from.append((now - rng.uniform(3600, span), None))
+        when_from.sort(key=lambda x: x[0])
+        seen: set[str] = set()
+        deprecated = 0
+
+        def fact_rows() -> Iterator[tuple[Any, ...]]:
+            nonlocal deprecated
+            for created, i in when_from:
+                gen.topic = None if i is None else topics[i]
+                sid = None if i is None else sess[i][0]
+                cat, text = gen.fact()
+                digest = content_hash(text)
+                while digest in seen:
+                    cat, text = gen.fact()
+                    digest = content_hash(text)
+                seen.add(digest)
+                updated = created if rng.random() < 0.8 else rng.uniform(created, now - 60)
+                dep = rng.random() < 0.05
+                deprecated += dep
+                accessed = rng.choice([0, 0, 0, 1, 2, 3, 5, 8, 13])
+                yield (
+                    me, cat, text, sid, rng.choice([1.0, 1.0, 0.9, 0.8, 0.7, 0.5, 0.3]),
+                    rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0], digest,
+                    _ts(created), _ts(updated), int(dep),
+                    "superseded by a later decision" if dep else None,
+                    _ts(updated) if dep else None, accessed,
+                    _ts(rng.uniform(updated, now)) if accessed else None,
+                )  # fmt: skip
+
+        stats["facts"] = copy(
+            "facts",
+            ("user_id", "category", "fact", "source_session", "confidence", "importance",
+             "content_hash", "created_at", "updated_at", "deprecated", "deprecation_reason",
+             "deprecated_at", "access_count", "last_accessed_at"),
+            fact_rows(),
+        )  # fmt: skip
+        stats["deprecated_facts"] = deprecated
+        stats["facts_s"] = round(time.perf_counter() - t, 2)
+        progress(f"facts: {stats['facts']:,} in {stats['facts_s']} s")
+
+        # -- indexes back, statistics -----------------------------------------------------------
+        t = time.perf_counter()
+        per_index = {}
+        for name, ddl in indexes:
+            ti = time.perf_counter()
+            conn.execute(ddl)
+            per_index[name] = round(time.perf_counter() - ti, 2)
+        stats["index_s"] = round(time.perf_counter() - t, 2)
+        stats["index_s_each"] = per_index
+        t = time.perf_counter()
+        for table in BULK_TABLES:
+            conn.execute(f"VACUUM (ANALYZE) {table}")
+        stats["vacuum_analyze_s"] = round(time.perf_counter() - t, 2)
+        stats["total_s"] = round(time.perf_counter() - t_all, 2)
+        stats["db_mb"] = round(
+            conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 1e6, 1
+        )
+        stats["table_mb"] = {
+            table: round(
+                conn.execute("SELECT pg_total_relation_size(%s)", (table,)).fetchone()[0] / 1e6, 1
+            )
+            for table in BULK_TABLES
+        }
+        stats["tsv_gin_mb"] = {
+            name: round(conn.execute("SELECT pg_relation_size(%s)", (name,)).fetchone()[0] / 1e6, 1)
+            for name, ddl in indexes
+            if "gin" in ddl
+        }
+    return stats
+
+
+def existing(url: str) -> dict[str, Any]:
+    """What a kept database holds (for --reuse-database)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        n = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in BULK_TABLES}
+        mb = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 1e6
+        dep = conn.execute("SELECT count(*) FROM facts WHERE deprecated = 1").fetchone()[0]
+    return {"reused": database_of(url), "chunks": n["conversation_chunks"], "facts": n["facts"],
+            "sessions": n["sessions"], "summaries": n["session_summaries"],
+            "deprecated_facts": dep, "db_mb": round(mb, 1)}  # fmt: skip
+
+
+# -- measuring --------------------------------------------------------------------------------
+class Tracer:
+    """Wraps ``backend.query`` to record (seconds, sql, params) of every read statement."""
+
+    def __init__(self, backend: PostgresBackend) -> None:
+        self.log: list[tuple[float, str, tuple[Any, ...]]] = []
+        orig = backend.query
+
+        def traced(sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+            t = time.perf_counter()
+            try:
+                return orig(sql, params)
+            finally:
+                self.log.append((time.perf_counter() - t, sql, tuple(params)))
+
+        backend.query = traced  # type: ignore[method-assign]
+
+    def take(self) -> list[tuple[float, str, tuple[Any, ...]]]:
+        out, self.log = self.log, []
+        return out
+
+
+def statement_kind(sql: str) -> str:
+    if "ts_rank_cd" in sql:
+        return "rank"
+    if "tsv @@" in sql and "count(*)" in sql:
+        return "count"
+    if "tsv @@" in sql and "OFFSET" in sql:
+        return "floor"
+    if "memory_usage" in sql:
+        return "usage"
+    return "other"
+
+
+def time_queries(
+    name: str,
+    fn: Callable[[str], Any],
+    queries: Sequence[str],
+    tracer: Tracer,
+    before: Callable[[], None] | None = None,
+    warm: int = 20,
+) -> dict[str, Any]:
+    """Run ``fn`` on every query (after ``warm`` warm-up calls); per-call time and statements."""
+    for q in queries[:warm]:
+        if before:
+            before()
+        fn(q)
+    tracer.take()
+    times, per_query = [], []
+    gc.disable()
+    try:
+        for q in queries:
+            if before:
+                before()
+            t = time.perf_counter()
+            res = fn(q)
+            dt = time.perf_counter() - t
+            stmts = tracer.take()
+            times.append(dt)
+            per_query.append((dt, q, stmts, len(res) if hasattr(res, "__len__") else None))
+    finally:
+        gc.enable()
+    out = summary_ms(times)
+    sql_ms: dict[str, list[float]] = {}
+    for _dt, _q, stmts, _n in per_query:
+        by: dict[str, float] = {}
+        for st, sql, _p in stmts:
+            k = statement_kind(sql)
+            by[k] = by.get(k, 0.0) + st
+        for k, v in by.items():
+            sql_ms.setdefault(k, []).append(v)
+    out["sql_by_kind"] = {k: summary_ms(v) | {"queries": len(v)} for k, v in sql_ms.items()}
+    by_sql: dict[str, list[float]] = {}
+    for _dt, _q, stmts, _n in per_query:
+        for st, sql, _p in stmts:
+            by_sql.setdefault(" ".join(sql.split()), []).append(st)
+    top = sorted(by_sql.items(), key=lambda kv: -sum(kv[1]))[:8]
+    out["top_statements"] = [
+        {"sql": sql[:300], "calls": len(v), "total_ms": round(sum(v) * 1000, 1)} | summary_ms(v)
+        for sql, v in top
+    ]
+    out["statements_per_query_mean"] = round(
+        sum(len(s) for _, _, s, _ in per_query) / len(per_query), 2
+    )
+    hits = [n for *_, n in per_query if n is not None]
+    out["mean_hits"] = round(sum(hits) / len(hits), 2) if hits else None
+    slow = sorted(per_query, key=lambda x: -x[0])[:5]
+    out["slowest"] = [
+        {"ms": round(dt * 1000, 1), "query": q,
+         "statements": [{"ms": round(st * 1000, 2), "kind": statement_kind(sql), "sql": sql,
+                         "params": list(params)}
+                        for st, sql, params in sorted(stmts, key=lambda s: -s[0])[:3]]}
+        for dt, q, stmts, _n in slow
+    ]  # fmt: skip
+    out["name"] = name
+    progress(f"{name}: p50 {out['p50_ms']} / p95 {out['p95_ms']} ms")
+    return out
+
+
+def explain(url: str, sql: str, params: Sequence[Any]) -> str:
+    import psycopg
+    from psycopg.types.numeric import FloatLoader
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.adapters.register_loader("numeric", FloatLoader)
+        rows = conn.execute(
+            "EXPLAIN (ANALYZE, BUFFERS, SETTINGS) " + translate(sql), tuple(params)
+        ).fetchall()
+    return "\n".join(r[0] for r in rows)
+
+
+def measure(url: str, n_queries: int, cpu: CpuMeter) -> dict[str, Any]:
+    from bigmind.recall import Recall
+
+    backend = connect_pg(url)
+    tracer = Tracer(backend)
+    out: dict[str, Any] = {}
+    try:
+        store = Store(backend, USER)
+        gen = TextGen(seed=7)
+        questions = [gen.question() for _ in range(n_queries)]
+        keywords = [gen.keyword_query() for _ in range(n_queries)]
+        text = store.text
+
+        def cold() -> None:
+            text._df.clear()
+            text._plans.clear()
+
+        def recall(kind: str) -> Callable[[str], Any]:
+            return lambda q: Recall(store, None).search(q, 10, [kind]).hits
+
+        runs = [
+            ("search_chunks questions", lambda q: store.search_chunks(q, 10), questions, None),
+            ("search_chunks keywords", lambda q: store.search_chunks(q, 10), keywords, None),
+            ("search_chunks questions, cold term cache", lambda q: store.search_chunks(q, 10), questions, cold),
+            ("search_facts questions", lambda q: store.search_facts(q, 10), questions, None),
+            ("search_facts keywords", lambda q: store.search_facts(q, 10), keywords, None),
+            ("search_facts questions, cold term cache", lambda q: store.search_facts(q, 10), questions, cold),
+            ("Recall chunk (memory_search_chunks) questions", recall("chunk"), questions, None),
+            ("Recall fact (memory_search_facts) questions", recall("fact"), questions, None),
+        ]  # fmt: skip
+        for name, fn, qs, before in runs:
+            cold()  # each run starts from an empty cache; its warm-up fills it
+            out[name] = cpu.measure(
+                name, lambda n=name, f=fn, q=qs, b=before: time_queries(n, f, q, tracer, b)
+            )
+
+        def start(_q: str) -> Any:
+            sid = store.start_session("bench").session.id
+            return build_context(store, current_session=sid).shown
+
+        name = "start_session + build_context"
+        out[name] = cpu.measure(
+            name, lambda: time_queries(name, start, ["x"] * n_queries, tracer, warm=5)
+        )
+    finally:
+        backend.close()
+    return out
+
+
+def explain_slowest(url: str, results: dict[str, Any], limit: int = 4) -> list[dict[str, Any]]:
+    """EXPLAIN ANALYZE the slowest statement of the slowest queries of each search run."""
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    out = []
+    for name, r in results.items():
+        if r.get("p95_ms", 0) <= GOAL_P95_MS or name.startswith("start_session"):
+            continue
+        for slow in r["slowest"][:limit]:
+            if not slow["statements"]:
+                continue
+            st = slow["statements"][0]
+            key = (st["sql"], tuple(st["params"]))
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                plan = explain(url, st["sql"], st["params"])
+            except Exception as exc:  # noqa: BLE001
+                plan = f"EXPLAIN failed: {exc}"
+            out.append({"run": name, "query": slow["query"], "query_ms": slow["ms"],
+                        "statement_ms": st["ms"], "kind": st["kind"], "sql": translate(st["sql"]),
+                        "params": st["params"], "plan": plan})  # fmt: skip
+    return out
+
+
+# -- vectors (optional) -------------------------------------------------------------------------
+def vectors(url: str, n: int, dim: int, n_queries: int, seed: int) -> dict[str, Any]:
+    """Random unit vectors for ``n`` chunks in vec_chunk (HNSW built after the COPY); then
+    ``VectorStore.knn`` with the partition not loaded (pgvector) and loaded (in memory)."""
+    import numpy as np
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    from bigmind.models import now_ts
+    from bigmind.vectors import VectorStore
+
+    out: dict[str, Any] = {"rows": n, "dim": dim, "model": "random-unit (no model)"}
+    backend = connect_pg(url)
+    try:
+        store = Store(backend, USER)
+        vs = VectorStore(backend)
+        vs.adopt("bench-random", dim)
+        uid = store.uid
+    finally:
+        backend.close()
+    rng = np.random.default_rng(seed)
+    t = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET maintenance_work_mem = '2GB'")
+        hnsw = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'vec_chunk'"
+            " AND indexdef LIKE '%hnsw%'"
+        ).fetchall()
+        for name, _ in hnsw:
+            conn.execute(f'DROP INDEX "{name}"')
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM conversation_chunks ORDER BY id LIMIT %s", (n,)).fetchall()]  # fmt: skip
+        ts = now_ts()
+        with conn.cursor() as cur:
+            with cur.copy("COPY embeddings (kind, item_id, user_id, model, dim, content_hash,"
+                          " embedded_at) FROM STDIN") as cp:  # fmt: skip
+                for i in ids:
+                    cp.write_row(("chunk", str(i), uid, "bench-random", dim, "x", ts))
+        rids = [r[0] for r in conn.execute(
+            "SELECT id FROM embeddings WHERE kind = 'chunk' ORDER BY id").fetchall()]  # fmt: skip
+        with conn.cursor() as cur:
+            with cur.copy(
+                "COPY vec_chunk (rowid, user_id, embedding) FROM STDIN WITH (FORMAT BINARY)"
+            ) as cp:
+                cp.set_types(["int8", "text", "vector"])
+                for start in range(0, len(rids), 10_000):
+                    block = rng.standard_normal(
+                        (min(10_000, len(rids) - start), dim), dtype=np.float32
+                    )
+                    block /= np.linalg.norm(block, axis=1, keepdims=True)
+                    for rid, v in zip(rids[start : start + len(block)], block, strict=True):
+                        cp.write_row((rid, uid, v))
+        out["copy_s"] = round(time.perf_counter() - t, 2)
+        progress(f"vectors: {n:,} copied in {out['copy_s']} s; building HNSW")
+        t = time.perf_counter()
+        for _name, ddl in hnsw:
+            conn.execute(ddl)
+        out["hnsw_build_s"] = round(time.perf_counter() - t, 2)
+        conn.execute("VACUUM (ANALYZE) vec_chunk")
+        conn.execute("VACUUM (ANALYZE) embeddings")
+        out["vec_chunk_mb"] = round(
+            conn.execute("SELECT pg_total_relation_size('vec_chunk')").fetchone()[0] / 1e6, 1
+        )
+        out["ef_search"] = conn.execute("SHOW hnsw.ef_search").fetchone()[0]
+    progress(f"vectors: HNSW built in {out['hnsw_build_s']} s")
+
+    backend = connect_pg(url)
+    try:
+        vs = VectorStore(backend)
+        qs = rng.standard_normal((n_queries, dim), dtype=np.float32)
+        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+
+        def run(name: str, fn: Callable[[Any], Any]) -> None:
+            times, found = [], []
+            errors: list[str] = []
+            for q in qs[:10]:
+                try:
+                    fn(q)
+                except Exception as exc:  # noqa: BLE001
+                    errors.append(f"{type(exc).__name__}: {exc}")
+                    break
+            if errors:
+                out[name] = {"error": errors[0]}
+                progress(f"{name}: {errors[0]}")
+                return
+            for q in qs:
+                t = time.perf_counter()
+                res = fn(q)
+                times.append(time.perf_counter() - t)
+                found.append(len(res))
+            out[name] = summary_ms(times) | {"mean_results": round(sum(found) / len(found), 1)}
+            progress(f"{name}: p50 {out[name]['p50_ms']} / p95 {out[name]['p95_ms']} ms")
+
+        # Not loaded: a partition above LOAD_ON_DEMAND_MAX is answered by pgvector meanwhile.
+        # Keep the background load from starting, so every call takes that path.
+        vs._load_later = lambda kind, owner: None  # type: ignore[method-assign]
+        run("knn not loaded (VectorStore.knn → pgvector HNSW), k=50",
+            lambda q: vs.knn("chunk", uid, q, 50))  # fmt: skip
+        sql = ("SELECT rowid AS rid, embedding <=> ? AS d FROM vec_chunk WHERE user_id = ?"
+               " ORDER BY d LIMIT ?")  # fmt: skip
+        run("pgvector HNSW SQL alone (the not-loaded branch's query), k=50",
+            lambda q: backend.query(sql, (q, uid, 50)))  # fmt: skip
+        t = time.perf_counter()
+        loaded = vs.warm([uid])
+        out["warm_s"] = round(time.perf_counter() - t, 2)
+        out["warm_vectors"] = loaded
+        run("knn loaded (in-memory partition), k=50", lambda q: vs.knn("chunk", uid, q, 50))
+    finally:
+        backend.close()
+    return out
+
+
+# -- report -----------------------------------------------------------------------------------
+def render(r: dict[str, Any]) -> str:
+    env, b = r["env"], r["build"]
+    lines = [
+        f"BigMind on PostgreSQL at scale — {env['when']}, {env['cpu']} × {env['cpus']}, "
+        f"PostgreSQL {r['pg'].get('server_version', '?')} (shared_buffers "
+        f"{r['pg'].get('shared_buffers', '?')}), bigmind at {env['git_commit']}"
+        f"{' + uncommitted changes' if env['bigmind_tree_dirty'] else ''}",
+        "",
+        f"{'Built' if 'total_s' in b else 'Reused database ' + b.get('reused', '') + ':'} "
+        f"{b['chunks']:,} chunks + {b['facts']:,} facts ({b['deprecated_facts']:,} deprecated) "
+        f"+ {b['sessions']:,} sessions ({b['summaries']:,} summaries) for one user"
+        + (
+            f" in {b['total_s']} s: migrate {b['migrate_s']} s, COPY sessions {b['sessions_s']} s,"
+            f" chunks {b['chunks_s']} s, facts {b['facts_s']} s, indexes {b['index_s']} s, VACUUM"
+            f" ANALYZE {b['vacuum_analyze_s']} s"
+            if "total_s" in b
+            else ""
+        )
+        + f"; database {b['db_mb']:,} MB.",
+        "",
+        f"| operation ({r['queries']} calls each) | p50 ms | p95 ms | p99 ms | max ms | goal p95 ≤ {GOAL_P95_MS:.0f} ms |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for name, s in r["measure"].items():
+        verdict = "PASS" if s["p95_ms"] <= GOAL_P95_MS else "**MISS**"
+        lines.append(f"| {name} | {s['p50_ms']:.1f} | {s['p95_ms']:.1f} | {s['p99_ms']:.1f} | "
+                     f"{s['max_ms']:.1f} | {verdict} |")  # fmt: skip
+    lines.append("")
+    lines.append("SQL time per search, p50 / p95 ms, by statement (count = term frequencies, "
+                 "floor = recency floor, rank = ts_rank_cd):")  # fmt: skip
+    for name, s in r["measure"].items():
+        parts = ", ".join(f"{k} {v['p50_ms']:.1f} / {v['p95_ms']:.1f} ({v['queries']} q)"
+                          for k, v in s["sql_by_kind"].items())  # fmt: skip
+        lines.append(f"  {name}: {parts}; {s['statements_per_query_mean']} statements per call")
+    if r.get("vectors"):
+        v = r["vectors"]
+        lines += ["", f"Vectors: {v['rows']:,} random unit vectors (dim {v['dim']}) in vec_chunk, "
+                  f"COPY {v['copy_s']} s, HNSW build {v['hnsw_build_s']} s, {v['vec_chunk_mb']} MB, "
+                  f"hnsw.ef_search {v['ef_search']}; warm() {v.get('warm_s')} s"]  # fmt: skip
+        for k, s in v.items():
+            if isinstance(s, dict) and "p95_ms" in s:
+                lines.append(f"  {k}: p50 {s['p50_ms']:.1f} / p95 {s['p95_ms']:.1f} / p99 "
+                             f"{s['p99_ms']:.1f} ms, {s['mean_results']} results")  # fmt: skip
+            elif isinstance(s, dict) and "error" in s:
+                lines.append(f"  {k}: ERROR {s['error']}")
+    if r.get("explain"):
+        lines += ["", "Slowest statements (EXPLAIN ANALYZE in the JSON):"]
+        for e in r["explain"]:
+            lines.append(f"  [{e['run']}] {e['query_ms']} ms query, {e['kind']} statement "
+                         f"{e['statement_ms']} ms: {e['query'][:90]!r}")  # fmt: skip
+    cpu = r.get("cpu", {})
+    if cpu:
+        busy = sorted(v["busy_pct"] for v in cpu.values())
+        lines += ["", f"Machine CPU busy while measuring (all {env['cpus']} cores): "
+                  f"{busy[0]:.0f}–{busy[-1]:.0f} %; steal ≤ {max(v['steal_pct'] for v in cpu.values()):.0f} %"]  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--rows", type=int, default=1_000_000, help="memories: 70 %% chunks, 30 %% facts"
+    )
+    p.add_argument("--queries", type=int, default=200, help="timed calls per operation")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--shared-buffers", default="1GB",
+                   help="set on a server started here (restart); '' keeps the default")  # fmt: skip
+    p.add_argument("--vectors", action="store_true", help="also time vector KNN (pgvector)")
+    p.add_argument("--vector-rows", type=int, default=0, help="vectors (default: every chunk)")
+    p.add_argument("--dim", type=int, default=384)
+    p.add_argument("--json", type=Path, help="write every figure to this JSON file")
+    p.add_argument("--keep", action="store_true", help="keep the database (prints its URL)")
+    p.add_argument("--reuse-database", metavar="NAME",
+                   help="measure a database kept by an earlier --keep run on the server of "
+                   "BIGMIND_BENCH_PG_URL instead of building one")  # fmt: skip
+    a = p.parse_args(argv)
+
+    env = environment()
+    env["source_before"] = source_fingerprint()
+    r: dict[str, Any] = {"env": env, "rows": a.rows, "queries": a.queries}
+    pg = PgServer()
+    url = ""
+    try:
+        if a.shared_buffers and pg.configure(shared_buffers=a.shared_buffers):
+            progress(f"server restarted with shared_buffers = {a.shared_buffers}")
+        r["pg"] = pg.settings()
+        r["load_before"] = os.getloadavg()
+        if a.reuse_database:
+            url = with_database(pg.url, a.reuse_database)
+            r["build"] = existing(url)
+            progress(f"reusing database {a.reuse_database}: {r['build']}")
+        else:
+            url = pg.create_database("bigmind_scale")
+            progress(f"building {a.rows:,} rows in database {database_of(url)}")
+            r["build"] = build(url, a.rows, a.seed)
+            progress(f"built in {r['build']['total_s']} s ({r['build']['db_mb']} MB)")
+        cpu = CpuMeter()
+        r["cpu"] = cpu.sections
+        r["measure"] = measure(url, a.queries, cpu)
+        r["explain"] = explain_slowest(url, r["measure"])
+        if a.vectors:
+            n = a.vector_rows or r["build"]["chunks"]
+            r["vectors"] = vectors(url, min(n, r["build"]["chunks"]), a.dim, a.queries, a.seed)
+        r["load_after"] = os.getloadavg()
+    finally:
+        if url and not a.keep and not a.reuse_database:
+            try:
+                pg.drop_database(url)
+            except Exception as exc:  # noqa: BLE001
+                progress(f"could not drop the database: {exc}")
+        elif url:
+            progress(f"kept: {url} (the server stops when this process exits unless external)")
+        pg.close()
+    env["source_after"] = source_fingerprint()
+    print(render(r))
+    if env["source_before"] != env["source_after"]:
+        print("\nWARNING: bigmind/ changed during this run; the figures mix code versions.")
+    if a.json:
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps(r, indent=2, default=str) + "\n")
+        print(f"\nJSON written to {a.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,891 @@
+"""Privacy across the users of one database, tool by tool.
+
+Alice fills her memory through the tools with texts that all carry ``MARKER``; bob then calls
+every tool the server lists with arguments that would expose her data if privacy failed.
+Nothing bob gets back may carry the marker or her session ids, her ids must be refused exactly
+like unknown ids, and her rows must be unchanged afterwards. People and approved company
+knowledge are shared: bob must see those. The servers run in team mode, alice an admin and
+bob a member, so her pending company entry is hers and the curators' alone.
+
+``MATRIX`` maps every listed tool to bob's case; a tool without a case fails
+``test_matrix_covers_every_tool``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import Client
+from fastmcp.exceptions import ToolError
+from mcp_calls import Cli, call
+
+from bigmind.app import build_server
+from bigmind.config import Settings
+from bigmind.models import now_ts, ts_ago
+from bigmind.runtime import Runtime
+from bigmind.users import set_role
+
+pytestmark = pytest.mark.anyio
+
+MARKER = "zebrasecret"  # in every private row alice writes
+PENDING = "yakpending"  # in alice's pending company entry: hers and the curators' only
+SHARED = "okapishared"  # in what alice shares: a person, an approved company entry
+LURE = "quasar vault"  # words alice's texts and bob's share, so bob's searches reach hers
+BOB = "quokka"  # in bob's own memory: his reads must still find it
+SHARED_FILE = "src/billing.py"  # announced by alice and bob: no cross-user conflict
+UNKNOWN_INT = 987_654  # an id nobody has
+Settings_for = Callable[[str], Settings]
+
+
+# -- the two users -------------------------------------------------------------------------------
+@dataclass
+class Alice:
+    """Alice's ids, as her tools reported them."""
+
+    uid: str = ""
+    closed: str = ""  # session ended with a summary (chunks, flag, focus, savings, hypotheses)
+    open: str = ""  # session still open, with a focus on files
+    fact: int = 0
+    old_fact: int = 0  # deprecated
+    chunk: int = 0
+    flagged: int = 0
+    hypothesis: int = 0  # open
+    resolved: int = 0
+    approved_entry: int = 0  # company knowledge she promoted and approved (shared)
+    pending_entry: int = 0
+
+
+@dataclass
+class World:
+    alice: Cli
+    bob: Cli
+    alice_rt: Runtime
+    bob_rt: Runtime
+    tmp: Path
+    exits: list[int]
+    exited: threading.Event
+    a: Alice = field(default_factory=Alice)
+    bob_session: str = ""
+    bob_fact: int = 0
+    bob_chunk: int = 0
+    called: set[str] = field(default_factory=set)
+    _n: int = 0
+
+    def forbidden(self) -> list[str]:
+        return [MARKER, PENDING, self.a.closed, self.a.open]
+
+    def check(
+        self, what: str, text: str, args: dict[str, Any] | None = None, allow: Sequence[str] = ()
+    ) -> None:
+        """No private string of alice's in ``text``, once bob's own arguments (and ``allow``,
+        what bob handed over otherwise) are blanked out: a refusal names the id bob gave, a
+        search repeats his query."""
+        for value in [*_strings(args or {}), *allow]:
+            text = text.replace(value, "<arg>")
+        for secret in self.forbidden():
+            assert secret not in text, f"{what} leaked {secret!r}:\n{text[:2000]}"
+
+    async def call(self, tool: str, **args: Any) -> tuple[str, dict[str, Any]]:
+        """Bob calls ``tool``; the answer (text and structured content) must leak nothing."""
+        self.called.add(tool)
+        r = await self.bob.call_tool(tool, args)
+        text = "\n".join(getattr(c, "text", "") for c in r.content)
+        data = r.structured_content or {}
+        self.check(tool, text + "\n" + json.dumps(data, ensure_ascii=False), args)
+        return text, data
+
+    async def refused(self, tool: str, _allow: Sequence[str] = (), **args: Any) -> str:
+        """Bob's call must fail; its message must leak nothing either."""
+        self.called.add(tool)
+        with pytest.raises(ToolError) as exc:
+            await self.bob.call_tool(tool, args)
+        msg = str(exc.value)
+        self.check(tool, msg, args, _allow)
+        return msg
+
+    async def refused_like_unknown(
+        self, tool: str, key: str, foreign: str | int, unknown: str | int, **args: Any
+    ) -> str:
+        """Alice's id in ``key`` is refused with the very words an unknown id gets."""
+        mine = await self.refused(tool, **args, **{key: foreign})
+        other = await self.refused(tool, **args, **{key: unknown})
+        assert _blank(mine, foreign) == _blank(other, unknown), (tool, mine, other)
+        return mine
+
+    def path(self, name: str) -> Path:
+        self._n += 1
+        return self.tmp / f"{self._n}-{name}"
+
+
+def _strings(value: Any) -> list[str]:
+    """String arguments worth blanking (short ones like 'all' could hide nothing)."""
+    if isinstance(value, str):
+        return [value] if len(value) >= 8 else []
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _blank(msg: str, value: str | int) -> str:
+    return re.sub(rf"(?<![\w-]){re.escape(str(value))}(?![\w-])", "<id>", msg)
+
+
+def _new_sid() -> str:
+    return str(uuid.uuid4())
+
+
+@asynccontextmanager
+async def open_world(
+    settings_for: Settings_for, tmp: Path, model: Path | None = None
+) -> AsyncIterator[World]:
+    """Alice's and bob's servers (team mode) on one database; bob's session opens first (so a
+    diff since it would cover all of alice's writes), then alice fills her memory. With a
+    ``model``, both embed in the background as the real server does."""
+    exits: list[int] = []
+    exited = threading.Event()
+
+    def fake_exit(code: int) -> None:
+        exits.append(code)
+        exited.set()
+
+    update: dict[str, Any] = {"mode": "team"} | ({"embed_model": str(model)} if model else {})
+    s_a = settings_for("alice").model_copy(update=update)
+    s_b = settings_for("bob").model_copy(update=update)
+    a_rt = Runtime(s_a, exit_process=fake_exit, background=model is not None)
+    b_rt = Runtime(s_b, exit_process=fake_exit, background=model is not None)
+    try:
+        set_role(a_rt.store.db, "alice", "admin")  # `bigmind user set-role`; bob is a member
+        async with Client(build_server(s_a, a_rt)) as alice, Client(build_server(s_b, b_rt)) as bob:
+            w = World(alice, bob, a_rt, b_rt, tmp, exits, exited)
+            await _bob_baseline(w)
+            await _fill_alice(w)
+            yield w
+    finally:
+        a_rt.close()
+        b_rt.close()
+
+
+async def _bob_baseline(w: World) -> None:
+    _, s = await call(w.bob, "memory_start_session", ide_hint="vim")
+    w.bob_session = s["session_id"]
+    _, f = await call(
+        w.bob, "memory_store_fact", category="preference", fact=f"{BOB} keeps the {LURE} tidy"
+    )
+    w.bob_fact = f["fact_id"]
+    _, c = await call(w.bob, "memory_append_chunk", content=f"{BOB} asked about the {LURE}")
+    w.bob_chunk = c["chunk_id"]
+
+
+async def _fill_alice(w: World) -> None:
+    a, cl = w.a, w.alice
+    a.uid = w.alice_rt.store.uid
+    _, s = await call(cl, "memory_start_session", ide_hint="vscode")
+    a.closed = s["session_id"]
+    _, c = await call(
+        cl,
+        "memory_append_chunk",
+        content=f"{MARKER} chunk: the {LURE} passphrase is kept in the attic",
+        session_id=a.closed,
+        role="user",
+        flag_reason=f"{MARKER} reason",
+    )
+    a.chunk = c["chunk_id"]
+    _, c = await call(
+        cl,
+        "memory_flag_important",
+        content=f"{MARKER} flagged: we chose the {LURE} for secrets",
+        flag_reason="decision",
+        session_id=a.closed,
+    )
+    a.flagged = c["chunk_id"]
+    _, f = await call(
+        cl,
+        "memory_store_fact",
+        category=MARKER,
+        fact=f"{MARKER} fact: the {LURE} opens on tuesdays",
+        confidence=0.4,
+        session_id=a.closed,
+        importance=9,
+    )
+    a.fact = f["fact_id"]
+    _, f = await call(
+        cl, "memory_store_fact", category="decision", fact=f"{MARKER} old: the {LURE} was blue"
+    )
+    a.old_fact = f["fact_id"]
+    await call(cl, "memory_deprecate_fact", fact_id=a.old_fact, reason=f"{MARKER} repainted")
+    _, h = await call(
+        cl, "memory_add_hypothesis", hypothesis=f"{MARKER} guess: the {LURE} holds", confidence=0.9
+    )
+    a.hypothesis = h["hypothesis_id"]
+    _, h = await call(
+        cl,
+        "memory_add_hypothesis",
+        hypothesis=f"{MARKER} bet: the {LURE} leaks",
+        session_id=a.closed,
+    )
+    a.resolved = h["hypothesis_id"]
+    await call(
+        cl,
+        "memory_resolve_hypothesis",
+        hypothesis_id=a.resolved,
+        status="refuted",
+        resolution=f"{MARKER} it held",
+    )
+    await call(
+        cl,
+        "memory_update_profile",
+        role=f"{MARKER} {LURE} keeper",
+        preferences=f"{MARKER} likes terse answers",
+        pinned_facts=[f"{MARKER} pinned: the {LURE} key is green"],
+    )
+    await call(
+        cl,
+        "memory_announce_focus",
+        session_id=a.closed,
+        description=f"{MARKER} focus on the {LURE}",
+        files=[f"src/{MARKER}_vault.py", SHARED_FILE],
+    )
+    await call(
+        cl,
+        "memory_log_token_save",
+        session_id=a.closed,
+        description=f"{MARKER} skipped reading the {LURE} docs",
+        tokens_saved=4321,
+        method_used=MARKER,
+    )
+    await call(
+        cl,
+        "memory_end_session",
+        session_id=a.closed,
+        one_liner=f"{MARKER} {LURE} session",
+        topics=[MARKER, "vault"],
+        outcome=f"{MARKER} outcome",
+        summary=f"{MARKER} summary: we moved the {LURE}",
+        key_facts=[f"{MARKER} key fact"],
+        code_refs=f"src/{MARKER}_vault.py",
+        importance=9,
+    )
+    _, s = await call(cl, "memory_start_session", ide_hint="cursor")
+    a.open = s["session_id"]
+    await call(
+        cl,
+        "memory_announce_focus",
+        session_id=a.open,
+        description=f"{MARKER} now on the {LURE} again",
+        files=[SHARED_FILE],
+    )
+    # Shared: a colleague (the team directory).
+    await call(
+        cl,
+        "memory_remember_person",
+        username="jdoe",
+        display_name="Jane Doe",
+        role="vault engineer",
+        expertise=[SHARED],
+        notes=f"{SHARED}: owns the {LURE}",
+    )
+    # Company knowledge: one entry approved (shared), one left pending.
+    _, e = await call(
+        cl,
+        "memory_promote_to_global",
+        category="standard",
+        title=f"{SHARED} vault policy",
+        content=f"{SHARED}: the {LURE} rotates keys monthly",
+        importance=7,
+    )
+    a.approved_entry = e["entry_id"]
+    await call(cl, "memory_approve_global", entry_id=a.approved_entry, action="approve")
+    _, e = await call(
+        cl,
+        "memory_promote_to_global",
+        category="decision",
+        title=f"{PENDING} proposal",
+        content=f"{PENDING}: move the {LURE} to the cellar",
+        source_session=a.closed,
+    )
+    a.pending_entry = e["entry_id"]
+    assert e["status"] == "pending"
+    # Old enough that an unscoped vacuum, auto-close, stale-session or stale-fact check of bob's
+    # would touch or count them.
+    with w.alice_rt.store.db.transaction() as tx:
+        tx.execute(
+            "UPDATE conversation_chunks SET created_at = ? WHERE user_id = ?",
+            (ts_ago(days=10), a.uid),
+        )
+        tx.execute(
+            "UPDATE sessions SET started_at = ?, last_activity_at = ? WHERE id = ?",
+            (ts_ago(hours=30), ts_ago(hours=30), a.open),
+        )
+        tx.execute("UPDATE facts SET updated_at = ? WHERE user_id = ?", (ts_ago(days=60), a.uid))
+
+
+# -- alice's side, before and after ----------------------------------------------------------------
+PRIVATE_TABLES = (
+    "user",
+    "identity_profile",
+    "sessions",
+    "session_summaries",
+    "facts",
+    "conversation_chunks",
+    "hypotheses",
+    "focus_announcements",
+    "token_saves",
+)
+
+
+async def alice_snapshot(w: World) -> dict[str, Any]:
+    """Every private row of alice's, all columns, through her own memory_export."""
+    target = w.path("alice-snapshot.json")
+    await call(w.alice, "memory_export", output_path=str(target))
+    data = json.loads(target.read_text(encoding="utf-8"))
+    return {k: data[k] for k in PRIVATE_TABLES}
+
+
+def assert_alice_intact(snap: dict[str, Any], a: Alice) -> None:
+    facts = {f["id"]: f for f in snap["facts"]}
+    assert facts[a.fact]["deprecated"] == 0 and facts[a.old_fact]["deprecated"] == 1
+    hyps = {h["id"]: h["status"] for h in snap["hypotheses"]}
+    assert hyps == {a.hypothesis: "open", a.resolved: "refuted"}
+    sessions = {s["id"]: s for s in snap["sessions"]}
+    assert sessions[a.open]["ended_at"] is None and sessions[a.closed]["has_tier2"] == 1
+    assert MARKER in snap["session_summaries"][0]["summary"]
+    assert {c["id"] for c in snap["conversation_chunks"]} == {a.chunk, a.flagged}
+    assert MARKER in snap["identity_profile"][0]["role"]
+    assert len(snap["focus_announcements"]) == 2 and len(snap["token_saves"]) == 1
+
+
+# -- bob's cases, one per tool ---------------------------------------------------------------------
+Case = Callable[[World], Awaitable[None]]
+MATRIX: dict[str, Case] = {}
+
+
+def case(tool: str) -> Callable[[Case], Case]:
+    def register(fn: Case) -> Case:
+        assert tool not in MATRIX, tool
+        MATRIX[tool] = fn
+        return fn
+
+    return register
+
+
+def _query() -> str:
+    return f"{MARKER} {LURE} {BOB}"
+
+
+@case("memory_start_session")
+async def _start_session(w: World) -> None:
+    text, data = await w.call("memory_start_session", ide_hint="vscode")
+    assert BOB in text and SHARED in text  # his fact, and the approved company entry
+    assert data["auto_closed"] == []  # alice's session open for 30 h is not bob's to close
+    text, _ = await w.call("memory_start_session", focus=_query())
+    assert BOB in text
+    await w.refused_like_unknown("memory_start_session", "session_id", w.a.open, _new_sid())
+    await w.refused_like_unknown("memory_start_session", "session_id", w.a.closed, _new_sid())
+    as_name = await w.refused("memory_start_session", user_id="alice")
+    as_uid = await w.refused("memory_start_session", user_id=w.a.uid)
+    as_nobody = await w.refused("memory_start_session", user_id="nobody")
+    assert as_name == as_uid == as_nobody and "acts as user 'bob'" in as_name
+
+
+@case("memory_end_session")
+async def _end_session(w: World) -> None:
+    args = {"one_liner": "bob's headline", "topics": None, "outcome": None, "summary": "bob's"}
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown("memory_end_session", "session_id", sid, _new_sid(), **args)
+    _, data = await w.call("memory_end_session", session_id=None, **args)
+    assert data["session_id"] == w.bob_session and data["was_open"]
+
+
+@case("memory_flag_important")
+async def _flag_important(w: World) -> None:
+    args = {"content": f"{BOB} decided", "flag_reason": "decision"}
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown("memory_flag_important", "session_id", sid, _new_sid(), **args)
+    _, data = await w.call("memory_flag_important", **args)
+    assert data["session_id"] == w.bob_session
+
+
+@case("memory_append_chunk")
+async def _append_chunk(w: World) -> None:
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown(
+            "memory_append_chunk", "session_id", sid, _new_sid(), content=f"{BOB} intrudes"
+        )
+    _, data = await w.call("memory_append_chunk", content=f"{BOB} says hi")
+    assert data["session_id"] == w.bob_session and data["seq"] == 2
+
+
+@case("memory_get_context")
+async def _get_context(w: World) -> None:
+    text, _ = await w.call("memory_get_context")
+    assert BOB in text and SHARED in text and "user `bob`" in text
+
+
+@case("memory_get_session_detail")
+async def _get_session_detail(w: World) -> None:
+    for sid in (w.a.closed, w.a.open):
+        await w.refused_like_unknown(
+            "memory_get_session_detail", "session_id", sid, _new_sid(), max_tokens=50_000
+        )
+    _, data = await w.call("memory_get_session_detail", session_id=w.bob_session)
+    assert data["chunk_ids"] == [w.bob_chunk]
+
+
+@case("memory_list_sessions")
+async def _list_sessions(w: World) -> None:
+    _, data = await w.call("memory_list_sessions", limit=100)
+    assert [s["id"] for s in data["sessions"]] == [w.bob_session]
+    _, data = await w.call("memory_list_sessions", limit=100, topic=MARKER)
+    assert data["sessions"] == []
+
+
+async def _search(w: World, tool: str, **args: Any) -> list[dict[str, Any]]:
+    """Bob's search for alice's words and his own: only his rows (and shared ones) come back."""
+    _, data = await w.call(tool, query=_query(), limit=100, **args)
+    results = data["results"]
+    private = [r for r in results if r["kind"] not in ("person", "global")]
+    assert private and all(BOB in r["text"] for r in private), results
+    return results
+
+
+@case("memory_recall")
+async def _recall(w: World) -> None:
+    found = await _search(w, "memory_recall")
+    assert {r["kind"] for r in found} == {"fact", "chunk", "person", "global"}
+    assert all(SHARED in r["text"] for r in found if r["kind"] in ("person", "global"))
+    await _search(w, "memory_recall", kinds=["fact", "chunk", "summary", "hypothesis"])
+
+
+@case("memory_search_semantic")
+async def _search_semantic(w: World) -> None:
+    await _search(w, "memory_search_semantic")
+    await _search(w, "memory_search_semantic", kinds="summary, hypothesis, fact")
+
+
+@case("memory_search_facts")
+async def _search_facts(w: World) -> None:
+    for deprecated in (False, True):
+        found = await _search(w, "memory_search_facts", include_deprecated=deprecated)
+        assert [r["id"] for r in found] == [w.bob_fact]
+
+
+@case("memory_search_chunks")
+async def _search_chunks(w: World) -> None:
+    found = await _search(w, "memory_search_chunks")
+    assert [r["id"] for r in found] == [w.bob_chunk]
+
+
+@case("memory_store_fact")
+async def _store_fact(w: World) -> None:
+    # Alice's very fact, word for word: a new fact of bob's, not "already known as #<hers>".
+    same = {"category": MARKER, "fact": f"{MARKER} fact: the {LURE} opens on tuesdays"}
+    _, data = await w.call("memory_store_fact", **same)
+    assert data["created"] and data["fact_id"] != w.a.fact
+    assert data["duplicate_of"] is None and data["possible_conflicts"] == []
+    await w.refused_like_unknown(
+        "memory_store_fact", "session_id", w.a.open, _new_sid(), category="x", fact=f"{BOB} new"
+    )
+
+
+@case("memory_update_profile")
+async def _update_profile(w: World) -> None:
+    _, data = await w.call("memory_update_profile", role=f"{BOB} engineer")
+    p = data["profile"]
+    assert p["role"] == f"{BOB} engineer" and p["preferences"] is None and p["pinned_facts"] is None
+
+
+@case("memory_deprecate_fact")
+async def _deprecate_fact(w: World) -> None:
+    for fid in (w.a.fact, w.a.old_fact):  # an active one, and one already deprecated
+        await w.refused_like_unknown(
+            "memory_deprecate_fact", "fact_id", fid, UNKNOWN_INT, reason="bob says so"
+        )
+
+
+@case("memory_add_hypothesis")
+async def _add_hypothesis(w: World) -> None:
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown(
+            "memory_add_hypothesis", "session_id", sid, _new_sid(), hypothesis=f"{BOB} guesses"
+        )
+    await w.call("memory_add_hypothesis", hypothesis=f"{BOB} guesses")
+
+
+@case("memory_resolve_hypothesis")
+async def _resolve_hypothesis(w: World) -> None:
+    for hid in (w.a.hypothesis, w.a.resolved):
+        for status in ("confirmed", "open"):
+            await w.refused_like_unknown(
+                "memory_resolve_hypothesis",
+                "hypothesis_id",
+                hid,
+                UNKNOWN_INT,
+                status=status,
+                resolution="bob knows",
+            )
+
+
+@case("memory_list_hypotheses")
+async def _list_hypotheses(w: World) -> None:
+    for status in ("all", "open", "refuted"):
+        _, data = await w.call("memory_list_hypotheses", status=status, limit=100)
+        assert data["hypotheses"] == []
+
+
+@case("memory_scan_hypotheses")
+async def _scan_hypotheses(w: World) -> None:
+    # Bob's prediction in alice's words: the evidence found must be his rows only.
+    await w.call("memory_add_hypothesis", hypothesis=f"the {LURE} passphrase opens on tuesdays")
+    _, data = await w.call("memory_scan_hypotheses", stale_days=1)
+    [scan] = data["scans"]
+    evidence = {(e["kind"], e["id"]) for e in scan["evidence"]}
+    assert evidence == {("fact", w.bob_fact), ("chunk", w.bob_chunk)}
+
+
+@case("memory_announce_focus")
+async def _announce_focus(w: World) -> None:
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown(
+            "memory_announce_focus", "session_id", sid, _new_sid(), description=f"{BOB} intrudes"
+        )
+    # The file alice's open session announced: not a conflict across users.
+    text, data = await w.call(
+        "memory_announce_focus",
+        session_id=w.bob_session,
+        description=f"{BOB} edits billing",
+        files=[SHARED_FILE],
+    )
+    assert data["conflicts"] == [] and "⚠️" not in text
+
+
+@case("memory_get_active_sessions")
+async def _get_active_sessions(w: World) -> None:
+    await call(
+        w.bob,
+        "memory_announce_focus",
+        session_id=None,
+        description=f"{BOB} on billing",
+        files=[SHARED_FILE],
+    )
+    _, data = await w.call("memory_get_active_sessions")
+    assert [s["session_id"] for s in data["sessions"]] == [w.bob_session]
+    assert data["conflicts"] == []
+
+
+@case("memory_close_stale_sessions")
+async def _close_stale_sessions(w: World) -> None:
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown(
+            "memory_close_stale_sessions", "session_id", sid, _new_sid(), force=True
+        )
+    _, other = await call(w.bob, "memory_start_session")
+    _, data = await w.call(
+        "memory_close_stale_sessions", session_id=other["session_id"], idle_minutes=1, force=True
+    )
+    assert data["closed"] == [w.bob_session]  # alice's open session stays open
+
+
+@case("memory_log_token_save")
+async def _log_token_save(w: World) -> None:
+    args = {"description": f"{BOB} saved", "tokens_saved": 5, "method_used": "memory"}
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown("memory_log_token_save", "session_id", sid, _new_sid(), **args)
+    await w.call("memory_log_token_save", session_id=None, **args)
+    _, stats = await call(w.bob, "memory_get_stats")
+    assert stats["token_savings"]["total"] == 5
+
+
+@case("memory_diff_sessions")
+async def _diff_sessions(w: World) -> None:
+    for sid in (w.a.closed, w.a.open):
+        await w.refused_like_unknown("memory_diff_sessions", "since_session_id", sid, _new_sid())
+    # Bob's session opened before alice wrote anything: only shared rows of hers show.
+    text, data = await w.call("memory_diff_sessions", since_session_id=w.bob_session)
+    assert data["counts"]["New facts"] == 1 and data["counts"]["Hypotheses added"] == 0
+    assert data["counts"]["Sessions opened"] == 0 and data["counts"]["Profile changed"] == 0
+    assert data["counts"]["People added or updated"] == 1 and "jdoe" in text
+    assert data["counts"]["Company knowledge"] == 1 and SHARED in text
+
+
+@case("memory_remember_person")
+async def _remember_person(w: World) -> None:
+    _, data = await w.call("memory_remember_person", username="jdoe", notes=f"{BOB} met her")
+    assert not data["created"] and SHARED in data["person"]["notes"]
+    assert BOB in data["person"]["notes"]
+
+
+@case("memory_recall_person")
+async def _recall_person(w: World) -> None:
+    _, data = await w.call("memory_recall_person", query=f"who knows the {LURE}? {SHARED}")
+    assert [p["username"] for p in data["people"]] == ["jdoe"]
+
+
+@case("memory_list_people")
+async def _list_people(w: World) -> None:
+    _, data = await w.call("memory_list_people", limit=100)
+    assert [p["username"] for p in data["people"]] == ["jdoe"]
+
+
+@case("memory_get_stats")
+async def _get_stats(w: World) -> None:
+    _, data = await w.call("memory_get_stats")
+    counts = data["counts"]
+    assert counts["sessions"] == counts["open_sessions"] == 1
+    assert counts["facts"] == counts["chunks"] == 1
+    assert counts["summaries"] == counts["hypotheses"] == counts["deprecated_facts"] == 0
+    assert counts["global_approved"] == 1  # shared
+    assert data["facts_by_category"] == {"preference": 1}
+    assert data["token_savings"]["total"] == 0
+    assert all(b["resolved"] == 0 for b in data["hypothesis_calibration"])
+
+
+@case("memory_get_instructions")
+async def _get_instructions(w: World) -> None:
+    text, _ = await w.call("memory_get_instructions")
+    assert "memory_start_session" in text
+
+
+@case("memory_health_check")
+async def _health_check(w: World) -> None:
+    _, data = await w.call("memory_health_check", stale_days=30)
+    checks = {c["name"]: c["detail"] for c in data["checks"]}
+    assert checks["open sessions"].startswith(f"1 open, oldest `{w.bob_session}`")
+    assert checks["facts untouched for 30 days"].startswith("0 ")
+    assert checks["low-confidence facts (< 0.5)"] == "0"
+
+
+@case("memory_vacuum")
+async def _vacuum(w: World) -> None:
+    _, data = await w.call("memory_vacuum", older_than_days=1)
+    assert data["deleted_chunks"] == 0  # alice's 10-day-old chunks are not bob's
+
+
+@case("memory_export")
+async def _export(w: World) -> None:
+    target = w.path("bob.json")
+    _, data = await w.call("memory_export", output_path=str(target))
+    w.check("bob's export file", target.read_text(encoding="utf-8"))
+    assert data["counts"]["sessions"] == data["counts"]["facts"] == 1
+    assert data["counts"]["conversation_chunks"] == 1 and data["counts"]["hypotheses"] == 0
+    assert data["counts"]["global_knowledge"] == 0  # alice promoted it
+
+
+@case("memory_import")
+async def _import(w: World) -> None:
+    # Alice's own export, merged into bob's memory: refused as a whole (the message names a
+    # session id of the file bob gave it).
+    hers = w.path("alice.json")
+    await call(w.alice, "memory_export", output_path=str(hers))
+    in_file = [w.a.closed, w.a.open]
+    msg = await w.refused("memory_import", input_path=str(hers), _allow=in_file)
+    assert "belongs to another user" in msg
+    # A file that reuses alice's integer ids and names her as owner: bob's new rows, new ids.
+    sid = _new_sid()
+    crafted = {
+        "format": "bigmind-export",
+        "version": 1,
+        "user": {"username": "alice", "id": w.a.uid},
+        "sessions": [{"id": sid, "user_id": w.a.uid, "started_at": now_ts(), "one_liner": ""}],
+        "facts": [{"id": w.a.fact, "user_id": w.a.uid, "category": "x", "fact": f"{BOB} 1"}],
+        "conversation_chunks": [
+            {
+                "id": w.a.chunk,
+                "user_id": w.a.uid,
+                "session_id": sid,
+                "role": "user",
+                "content": f"{BOB} 2",
+                "seq": 1,
+            }
+        ],
+        "hypotheses": [{"id": w.a.hypothesis, "user_id": w.a.uid, "hypothesis": f"{BOB} 3"}],
+        "identity_profile": [{"user_id": w.a.uid, "role": f"{BOB} role"}],
+    }
+    path = w.path("crafted.json")
+    path.write_text(json.dumps(crafted), encoding="utf-8")
+    _, data = await w.call("memory_import", input_path=str(path))
+    assert data["added"]["facts"] == data["added"]["hypotheses"] == 1
+    _, found = await call(w.bob, "memory_search_facts", query=f"{BOB} 1")
+    assert w.a.fact not in [r["id"] for r in found["results"]]
+    _, sessions = await call(w.bob, "memory_list_sessions")
+    assert sid in [s["id"] for s in sessions["sessions"]]
+
+
+@case("memory_promote_to_global")
+async def _promote_to_global(w: World) -> None:
+    await w.refused_like_unknown(
+        "memory_promote_to_global",
+        "source_session",
+        w.a.closed,
+        _new_sid(),
+        category="pattern",
+        title=f"{BOB} pattern",
+        content="Retry with backoff",
+    )
+    _, data = await w.call(
+        "memory_promote_to_global", category="pattern", title=f"{BOB} idea", content="Cache it"
+    )
+    assert data["created"] and data["status"] == "pending"
+    # Alice's approved entry, word for word: shared, so "already known" is no leak.
+    _, data = await w.call(
+        "memory_promote_to_global",
+        category="standard",
+        title=f"{SHARED} vault policy",
+        content=f"{SHARED}: the {LURE} rotates keys monthly",
+    )
+    assert not data["created"] and data["entry_id"] == w.a.approved_entry
+
+
+@case("memory_search_global")
+async def _search_global(w: World) -> None:
+    _, data = await w.call("memory_search_global", query=f"{PENDING} {SHARED} {LURE}", limit=100)
+    assert [r["id"] for r in data["results"]] == [w.a.approved_entry]
+
+
+@case("memory_list_global")
+async def _list_global(w: World) -> None:
+    _, data = await w.call("memory_list_global", limit=100)
+    assert [e["id"] for e in data["entries"]] == [w.a.approved_entry]
+    for status in ("pending", "deprecated"):
+        _, data = await w.call("memory_list_global", status=status, limit=100)
+        assert data["entries"] == [] and data["own_only"]
+
+
+@case("memory_approve_global")
+async def _approve_global(w: World) -> None:
+    # A member may review nothing: alice's entries are refused like an unknown one.
+    for entry, action in ((w.a.pending_entry, "approve"), (w.a.approved_entry, "deprecate")):
+        msg = await w.refused_like_unknown(
+            "memory_approve_global", "entry_id", entry, UNKNOWN_INT, action=action
+        )
+        assert "Only a curator or admin" in msg
+
+
+@case("memory_restart_server")
+async def _restart_server(w: World) -> None:
+    text, _ = await w.call("memory_restart_server")
+    assert "will exit" in text
+    assert w.exited.wait(5) and w.exits == [0]  # bob's server only; alice's keeps serving
+
+
+# -- the tests ---------------------------------------------------------------------------------------
+@pytest.fixture
+async def world(settings_for: Settings_for, tmp_path: Path) -> AsyncIterator[World]:
+    async with open_world(settings_for, tmp_path) as w:
+        yield w
+
+
+async def test_matrix_covers_every_tool(world: World) -> None:
+    listed = {t.name for t in await world.bob.list_tools()}
+    assert listed == set(MATRIX), (
+        f"tools without a privacy case: {sorted(listed - set(MATRIX))}; "
+        f"cases for tools not listed: {sorted(set(MATRIX) - listed)}"
+    )
+
+
+@pytest.mark.parametrize("tool", sorted(MATRIX))
+async def test_bob_cannot_reach_alices_memory(world: World, tool: str) -> None:
+    before = await alice_snapshot(world)
+    assert_alice_intact(before, world.a)
+    await MATRIX[tool](world)
+    assert tool in world.called, f"the case for {tool} never called it"
+    after = await alice_snapshot(world)
+    assert after == before
+
+
+async def test_semantic_search_keeps_to_its_owner(
+    settings_for: Settings_for, tmp_path: Path, model_dir: Path
+) -> None:
+    """With the model loaded, vector search is partitioned by owner: bob's searches in alice's
+    words find his rows and the shared ones, never hers."""
+    async with open_world(settings_for, tmp_path, model_dir) as w:
+        for rt in (w.alice_rt, w.bob_rt):
+            sem = rt.semantic
+            assert sem is not None
+            rt.wrote()
+            assert sem.wait_idle(60) and sem.ready, sem.status()
+        for tool in ("memory_search_semantic", "memory_recall"):
+            _, data = await w.call(tool, query="where is the passphrase of the vault kept?")
+            kinds = {r["kind"] for r in data["results"]}
+            assert data["note"] is None and {"fact", "chunk", "person", "global"} <= kinds
+        for tool in ("memory_search_facts", "memory_search_chunks"):
+            _, data = await w.call(tool, query="which day does the vault open?")
+            assert [r["text"] for r in data["results"] if BOB not in r["text"]] == []
+        text, _ = await w.call("memory_start_session", focus="the vault passphrase")
+        assert BOB in text
+
+
+# -- known gaps: each fails today; strict, so a fix turns it into a failure to remove the marker ---
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="globalkb.promote matches an identical entry pending from ANY user: bob learns that "
+    "alice proposed it, and its id, and gets no proposal of his own",
+)
+async def test_promote_does_not_match_another_users_pending_entry(world: World) -> None:
+    _, data = await world.call(
+        "memory_promote_to_global",
+        category="decision",
+        title=f"{PENDING} proposal",
+        content=f"{PENDING}: move the {LURE} to the cellar",
+    )
+    assert data["created"] and data["entry_id"] != world.a.pending_entry
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="memory_list_global returns GlobalEntry.as_dict() whole: an approved entry's "
+    "source_session (the promoter's private session id) reaches every user",
+)
+async def test_list_global_hides_the_promoters_session(world: World) -> None:
+    _, e = await call(
+        world.alice,
+        "memory_promote_to_global",
+        category="architecture",
+        title=f"{SHARED} layout",
+        content="Services talk over gRPC",
+        source_session=world.a.closed,
+    )
+    await call(world.alice, "memory_approve_global", entry_id=e["entry_id"], action="approve")
+    await world.call("memory_list_global", limit=100)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="memory_import keeps a file's global_knowledge status and approved_by: a member "
+    "publishes 'approved' company knowledge, approved in another user's name, unreviewed",
+)
+async def test_import_cannot_forge_approved_company_knowledge(world: World) -> None:
+    forged = {
+        "format": "bigmind-export",
+        "version": 1,
+        "user": {"username": "bob"},
+        "global_knowledge": [
+            {
+                "category": "standard",
+                "title": "forged policy",
+                "content": "Push straight to main",
+                "importance": 10,
+                "status": "approved",
+                "approved_by": world.a.uid,
+                "created_at": now_ts(),
+            }
+        ],
+    }
+    path = world.path("forged.json")
+    path.write_text(json.dumps(forged), encoding="utf-8")
+    await world.call("memory_import", input_path=str(path))
+    _, data = await call(world.alice, "memory_list_global", limit=100)
+    assert [e["title"] for e in data["entries"]] == [f"{SHARED} vault policy"]
