@@ -32,7 +32,9 @@ def load_settings() -> Settings:
         return Settings()
     except ValidationError as exc:
         first = exc.errors()[0]
-        name = "BIGMIND_" + str(first["loc"][0]).upper() if first["loc"] else "BIGMIND_*"
+        if not first["loc"]:  # a rule across settings names them in its message
+            raise BigMindError(f"Invalid settings: {first['msg']}") from exc
+        name = "BIGMIND_" + str(first["loc"][0]).upper()
         raise BigMindError(f"Invalid setting {name}: {first['msg']}") from exc
 
 
@@ -51,6 +53,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     setup_logging(settings.log_level)
+    if settings.db_url:
+        # A wrong or unreachable PostgreSQL fails here, before any client connects; the
+        # SQLite file is still opened lazily (a bad path becomes a clear tool error).
+        from bigmind.db import open_database
+
+        open_database(settings).close()
     build_server(settings).run(transport="stdio", show_banner=False)
     return 0
 

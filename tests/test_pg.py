@@ -1,0 +1,169 @@
+"""The PostgreSQL backend itself: SQL translation, clear failures, settings, concurrent writers.
+
+Everything the store and the tools do is tested on PostgreSQL by the rest of the suite (the
+``db_kind`` parametrisation in conftest.py); this file covers what only PostgreSQL has.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+
+import psycopg
+import pytest
+from fastmcp import Client
+from mcp_calls import BIGMIND, refused
+from pg_fixture import with_database
+
+from bigmind.app import build_server
+from bigmind.cli import main
+from bigmind.config import Settings
+from bigmind.errors import BackendUnavailable
+from bigmind.migrations import MIGRATIONS, applied
+from bigmind.pg import PostgresBackend, connect_pg, redact, translate
+from bigmind.runtime import Runtime
+from bigmind.store import Store
+
+UNREACHABLE = "postgresql://bigmind:s3cret-pw@127.0.0.1:1/memory"
+
+
+@pytest.mark.parametrize(
+    ("sqlite", "postgres"),
+    [
+        ("SELECT * FROM t WHERE a = ? AND b = ?", "SELECT * FROM t WHERE a = %s AND b = %s"),
+        ("SELECT '?' AS q, ? AS p", "SELECT '?' AS q, %s AS p"),  # quoted ? is text
+        ("SELECT 1 WHERE x LIKE '%a%' OR y LIKE ?", "SELECT 1 WHERE x LIKE '%%a%%' OR y LIKE %s"),
+        (
+            "UPDATE t SET n = n + 1 WHERE id = ? AND +user_id = ?",
+            "UPDATE t SET n = n + 1 WHERE id = %s AND user_id = %s",
+        ),
+        ("SELECT 'it''s ?' AS a, ?", "SELECT 'it''s ?' AS a, %s"),
+    ],
+)
+def test_sqlite_spelling_is_translated(sqlite: str, postgres: str) -> None:
+    assert translate(sqlite) == postgres
+
+
+def test_passwords_never_appear_in_messages() -> None:
+    assert redact(UNREACHABLE) == "postgresql://bigmind:***@127.0.0.1:1/memory"
+    assert redact("postgresql://me@db/x") == "postgresql://me@db/x"
+
+
+def test_an_unreachable_server_names_the_setting_without_the_password() -> None:
+    started = time.monotonic()
+    with pytest.raises(BackendUnavailable) as err:
+        PostgresBackend(UNREACHABLE)
+    message = str(err.value)
+    assert "BIGMIND_DB_URL" in message and "s3cret-pw" not in message
+    assert "127.0.0.1:1" in message
+    assert time.monotonic() - started < 15
+
+
+def test_enterprise_mode_needs_a_url_and_a_url_must_be_postgresql(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ValueError, match="BIGMIND_MODE=enterprise needs BIGMIND_DB_URL"):
+        Settings(mode="enterprise")
+    with pytest.raises(ValueError, match="must be a PostgreSQL URL"):
+        Settings(db_url="mysql://x@y/z")
+    assert Settings(mode="enterprise", db_url=UNREACHABLE).database == redact(UNREACHABLE)
+    monkeypatch.setenv("BIGMIND_MODE", "enterprise")
+    code = main(["stats"])
+    assert code != 0  # the CLI says it in one line (checked below for serve)
+
+
+def test_serve_fails_at_start_on_an_unreachable_database() -> None:
+    env = {"BIGMIND_DB_URL": UNREACHABLE, "BIGMIND_MODE": "enterprise", "PATH": "/usr/bin:/bin"}
+    r = subprocess.run(
+        [str(BIGMIND), "serve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert r.returncode != 0 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "BIGMIND_DB_URL" in lines[0] and "s3cret-pw" not in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.anyio
+async def test_a_tool_on_an_unreachable_database_is_a_clear_error() -> None:
+    settings = Settings(db_url=UNREACHABLE, mode="enterprise", user="alice")
+    rt = Runtime(settings)
+    async with Client(build_server(settings, rt)) as client:
+        message = await refused(client, "memory_start_session")
+    assert "BIGMIND_DB_URL" in message and "s3cret-pw" not in message
+
+
+def _concurrently(n: int, work: Callable[[int], None]) -> list[BaseException]:
+    errors: list[BaseException] = []
+    start = threading.Barrier(n)
+
+    def run(i: int) -> None:
+        start.wait()
+        try:
+            work(i)
+        except BaseException as exc:  # noqa: BLE001 - the test reports whatever a worker raised
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return errors
+
+
+def test_writers_racing_on_an_empty_database_migrate_once_and_lose_nothing(
+    pg_server_url: str,
+) -> None:
+    name = f"bigmind_race_{time.monotonic_ns()}"
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = with_database(pg_server_url, name)
+    per_writer = 60
+
+    def write(i: int) -> None:
+        backend = connect_pg(url)  # every writer migrates the empty database at once
+        try:
+            store = Store(backend, f"user{i}", mode="enterprise")
+            session = store.start_session().session
+            for k in range(per_writer):
+                store.store_fact("codebase", f"writer {i} fact {k}")
+                store.append_chunk(f"writer {i} chunk {k}", session_id=session.id)
+        finally:
+            backend.close()
+
+    try:
+        assert _concurrently(4, write) == []
+        check = connect_pg(url)
+        try:
+            assert applied(check) == sorted(m.name for m in MIGRATIONS)
+            counts = check.query(
+                "SELECT u.username, count(DISTINCT f.id) AS facts, count(DISTINCT c.id) AS chunks"
+                " FROM users u JOIN facts f ON f.user_id = u.id"
+                " JOIN conversation_chunks c ON c.user_id = u.id GROUP BY u.username"
+                " ORDER BY u.username"
+            )
+            assert [(r["username"], r["facts"], r["chunks"]) for r in counts] == [
+                (f"user{i}", per_writer, per_writer) for i in range(4)
+            ]
+        finally:
+            check.close()
+    finally:
+        with psycopg.connect(pg_server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_numeric_aggregates_come_back_as_numbers(pg_url: str) -> None:
+    backend = connect_pg(pg_url)
+    try:
+        row = backend.query("SELECT sum(x) AS s, avg(x) AS a FROM (VALUES (1), (2)) AS t(x)")[0]
+        assert (row["s"], row["a"]) == (3, 1.5)
+        assert isinstance(row["a"], float)
+    finally:
+        backend.close()
