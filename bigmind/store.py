@@ -646,14 +646,6 @@ class Store:
             )
         return self.get_profile()
 
-    # -- tier G (read side; writes come with the team issue) ---------------------------------
-    def top_global(self, limit: int = 5) -> list[Row]:
-        return self.db.query(
-            "SELECT id, category, title, content, importance, updated_at FROM global_knowledge"
-            " WHERE status = 'approved' ORDER BY importance DESC, updated_at DESC LIMIT ?",
-            (limit,),
-        )
-
     def counts(self) -> dict[str, int]:
         """Row counts of this user's memory per kind."""
         q = self.db.query

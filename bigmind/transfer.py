@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bigmind import __version__
+from bigmind import __version__, globalkb
 from bigmind.db import Row, Tx
 from bigmind.errors import ExportError, InvalidInput, NotFound
 from bigmind.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
@@ -258,6 +258,7 @@ def _merge(
 ) -> None:
     total = sum(len(data.get(t.name, [])) for t in TABLES)
     seen = 0
+    may_review = globalkb.may_curate(store)
     with store.db.transaction() as tx:
         for sid in {r["id"] for r in data.get("sessions", [])}:
             owner = tx.execute("SELECT user_id FROM sessions WHERE id = ?", (sid,))
@@ -278,6 +279,10 @@ def _merge(
                     row[col] = store.uid
                 if t.name == "facts":
                     row["content_hash"] = row.get("content_hash") or content_hash(row["fact"])
+                if t.name == "global_knowledge" and not may_review:
+                    # Company knowledge is approved by a curator of this database, not by
+                    # whoever approved it where the file came from.
+                    row["status"], row["approved_by"] = "pending", None
                 if row.get("approved_by") and not tx.execute(
                     "SELECT 1 AS x FROM users WHERE id = ?", (row["approved_by"],)
                 ):

@@ -16,6 +16,7 @@ from typing import Any
 import apsw
 import pytest
 
+from bigmind import globalkb
 from bigmind.db import SQLiteBackend, Tx, connect
 from bigmind.errors import BackendUnavailable
 from bigmind.migrations import FTS_TABLES, MIGRATIONS, SCHEMA_VERSION, Migration, applied, migrate
@@ -367,7 +368,7 @@ def test_legacy_user_keeps_memory_and_new_writes_work(upgraded: Any) -> None:
     assert counts["deprecated_facts"] == (0 if version == 1 else 1)
     assert counts["hypotheses"] == (2 if version >= 3 else 0)
     assert counts["global_approved"] == 1
-    assert [g["title"] for g in store.top_global()] == ["MCP server layout"]
+    assert [g.title for g in globalkb.top(store)] == ["MCP server layout"]
 
     # The filled content hashes catch a re-stated legacy fact.
     again, created, _ = store.store_fact("tooling", "uses uv for python package management")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bigmind import focus, journal, people, savings, transfer
+from bigmind import focus, globalkb, journal, people, savings, transfer
 from bigmind.db import SQLiteBackend, connect
 from bigmind.errors import InvalidInput, NotFound
 from bigmind.store import Store
@@ -166,3 +166,20 @@ def test_import_path_resolution(tmp_path: Path, exported: Path) -> None:
     assert transfer.resolve_import_path("x.json", data_dir) == data_dir / "exports" / "x.json"
     with pytest.raises(NotFound, match="memory_export"):
         transfer.resolve_import_path("missing.json", data_dir)
+
+
+def test_company_knowledge_imported_into_a_team_waits_for_a_curator(
+    store: Store, tmp_path: Path
+) -> None:
+    globalkb.promote(store, "standard", "Lint first", "Run ruff before every commit", 8)
+    assert [e.title for e in globalkb.top(store)] == ["Lint first"]  # personal: approved
+    path = tmp_path / "mine.json"
+    transfer.write_export(store, path)
+    team = Store(connect(tmp_path / "team.db"), "alice", mode="team")
+    transfer.import_data(team, transfer.load_export(path))
+    assert globalkb.top(team) == []  # a member's import is not an approval
+    pending, own_only = globalkb.list_entries(team, status="pending")
+    assert [(e.title, e.status, e.approved_by) for e in pending] == [
+        ("Lint first", "pending", None)
+    ]
+    assert own_only
