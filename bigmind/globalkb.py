@@ -63,6 +63,15 @@ class Promoted:
     created: bool  # False: an identical entry was already approved or pending
 
 
+def visible(store: Store, e: GlobalEntry) -> dict[str, object]:
+    """An entry as another user may see it: the session it came from is the promoter's
+    private memory, so only the promoter gets its id."""
+    shown = e.as_dict()
+    if e.promoted_by != store.uid:
+        shown["source_session"] = None
+    return shown
+
+
 def _entry(row: Row) -> GlobalEntry:
     r = dict(row)
     r["importance"] = int(r.get("importance") or 5)
@@ -127,11 +136,14 @@ def promote(
     body = check_text("content", content, MAX_CONTENT)
     imp = _importance(importance)
     sid = store.get_session(source_session).id if source_session else None
+    # Another member's pending proposal is theirs and the curators' to see: matching it would
+    # tell the caller it exists (and its id), so only approved or the caller's own count.
+    pending_of = "" if may_curate(store) else " AND g.promoted_by = ?"
     with store.db.transaction() as tx:
         same = tx.execute(
             f"{_SELECT} WHERE g.category = ? AND lower(g.title) = lower(?)"
-            " AND g.status IN ('approved', 'pending') ORDER BY g.id",
-            (cat, head),
+            f" AND (g.status = 'approved' OR (g.status = 'pending'{pending_of})) ORDER BY g.id",
+            (cat, head, *(() if not pending_of else (store.uid,))),
         )
         for row in same:
             if normalise_text(row["content"]) == normalise_text(body):

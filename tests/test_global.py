@@ -260,8 +260,11 @@ async def test_team_member_cannot_see_others_pending_entry_by_id(team: TeamClien
     e = await _promote(bob, "Draft", "A draft nobody approved.")
     msg = await refused(dave, "memory_approve_global", entry_id=e["entry_id"], action="approve")
     assert "Only a curator or admin" in msg  # the role is checked before the id
+    # Proposing the same text does not reveal bob's proposal: dave gets one of his own.
     again = await _promote(dave, "draft", "A draft nobody approved.")
-    assert again["entry_id"] == e["entry_id"] and again["created"] is False
+    assert again["entry_id"] != e["entry_id"] and again["created"] is True
+    mine = await _promote(dave, "Draft", "A  draft nobody approved.")  # his own: matched
+    assert mine["entry_id"] == again["entry_id"] and mine["created"] is False
 
 
 # -- the bootstrap packet ----------------------------------------------------------------------

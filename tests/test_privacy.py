@@ -825,49 +825,9 @@ async def test_semantic_search_keeps_to_its_owner(
         assert BOB in text
 
 
-# -- known gaps: each fails today; strict, so a fix turns it into a failure to remove the marker ---
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="globalkb.promote matches an identical entry pending from ANY user: bob learns that "
-    "alice proposed it, and its id, and gets no proposal of his own",
-)
-async def test_promote_does_not_match_another_users_pending_entry(world: World) -> None:
-    _, data = await world.call(
-        "memory_promote_to_global",
-        category="decision",
-        title=f"{PENDING} proposal",
-        content=f"{PENDING}: move the {LURE} to the cellar",
-    )
-    assert data["created"] and data["entry_id"] != world.a.pending_entry
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="memory_list_global returns GlobalEntry.as_dict() whole: an approved entry's "
-    "source_session (the promoter's private session id) reaches every user",
-)
-async def test_list_global_hides_the_promoters_session(world: World) -> None:
-    _, e = await call(
-        world.alice,
-        "memory_promote_to_global",
-        category="architecture",
-        title=f"{SHARED} layout",
-        content="Services talk over gRPC",
-        source_session=world.a.closed,
-    )
-    await call(world.alice, "memory_approve_global", entry_id=e["entry_id"], action="approve")
-    await world.call("memory_list_global", limit=100)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="memory_import keeps a file's global_knowledge status and approved_by: a member "
-    "publishes 'approved' company knowledge, approved in another user's name, unreviewed",
-)
 async def test_import_cannot_forge_approved_company_knowledge(world: World) -> None:
+    """A member's import publishes nothing: a file's 'approved' entry, approved in alice's
+    name, waits for a curator of this database like any proposal."""
     forged = {
         "format": "bigmind-export",
         "version": 1,
@@ -889,3 +849,30 @@ async def test_import_cannot_forge_approved_company_knowledge(world: World) -> N
     await world.call("memory_import", input_path=str(path))
     _, data = await call(world.alice, "memory_list_global", limit=100)
     assert [e["title"] for e in data["entries"]] == [f"{SHARED} vault policy"]
+    _, data = await call(world.alice, "memory_list_global", status="pending", limit=100)
+    [forged_entry] = [e for e in data["entries"] if e["title"] == "forged policy"]
+    assert forged_entry["approved_by"] is None and forged_entry["promoter"] == "bob"
+
+
+# -- Tier G: another member's pending proposal and the promoter's session stay private ---------
+async def test_promote_does_not_match_another_users_pending_entry(world: World) -> None:
+    _, data = await world.call(
+        "memory_promote_to_global",
+        category="decision",
+        title=f"{PENDING} proposal",
+        content=f"{PENDING}: move the {LURE} to the cellar",
+    )
+    assert data["created"] and data["entry_id"] != world.a.pending_entry
+
+
+async def test_list_global_hides_the_promoters_session(world: World) -> None:
+    _, e = await call(
+        world.alice,
+        "memory_promote_to_global",
+        category="architecture",
+        title=f"{SHARED} layout",
+        content="Services talk over gRPC",
+        source_session=world.a.closed,
+    )
+    await call(world.alice, "memory_approve_global", entry_id=e["entry_id"], action="approve")
+    await world.call("memory_list_global", limit=100)

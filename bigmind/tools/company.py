@@ -94,7 +94,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             text = "\n".join([f"{len(entries)} {what}:", *(_line(e) for e in entries)])
         else:
             text = f"No {what}."
-        return result(text, entries=[e.as_dict() for e in entries], own_only=own_only)
+        shown = [globalkb.visible(rt.store, e) for e in entries]
+        return result(text, entries=shown, own_only=own_only)
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
