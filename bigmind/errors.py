@@ -35,3 +35,10 @@ class ExportError(BigMindError):
     """An export could not be written (file exists, directory missing, disk error)."""
 
     exit_code = 6
+
+
+class MigrationIncomplete(BigMindError):
+    """``bigmind migrate-db``: rows of the source are not in the target after the copy; a
+    second run resumes."""
+
+    exit_code = 7

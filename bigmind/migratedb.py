@@ -3,7 +3,9 @@
 Every table travels, every user, with its ids: parents before children, in blocks of up to
 1,000 rows, each block one ``INSERT … ON CONFLICT DO NOTHING`` in one transaction. A second
 run (or a run after an interruption) inserts only what is missing. Identity sequences are
-moved past the copied ids, so rows the server adds later never collide.
+moved past the copied ids, so rows the server adds later never collide. A bulk copy of
+vectors drops a table's HNSW index and builds it once at the end (much faster than growing
+it row by row).
 
 Users are matched by username: a user the target already knows keeps the target's id, and
 every user reference of the copied rows is rewritten to it. Vectors are copied only when the
@@ -22,27 +24,21 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bigmind.db import SQLiteBackend
-from bigmind.errors import BigMindError, InvalidInput, NotFound
+from bigmind.errors import InvalidInput, MigrationIncomplete, NotFound
 from bigmind.pg import PostgresBackend, redact
 from bigmind.vectors import SOURCES, VectorStore
 
 Progress = Callable[[int, int], None]
 ProgressFactory = Callable[[str], Progress]
 
-BLOCK = 1_000  # rows per INSERT (and per transaction)
-MAX_PARAMS = 60_000  # PostgreSQL allows 65,535 parameters per statement
-
-
-class MigrationIncomplete(BigMindError):
-    """Rows of the source are not in the target after the copy; a second run resumes."""
-
-    exit_code = 7
+BLOCK = 1_000  # rows per INSERT (and per transaction), and per verification lookup
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +78,7 @@ TABLES: tuple[Spec, ...] = (
         for kind in SOURCES
     ),
 )
-VECTOR_COLUMNS = ("rowid", "user_id", "embedding")
+VECTOR_COLUMNS = ("rowid", "user_id", "embedding")  # not embedding_bin: SQLite's quantisation
 
 
 @dataclass(slots=True)
@@ -165,78 +161,156 @@ def _user_map(src: SQLiteBackend, tgt: PostgresBackend) -> dict[str, str]:
     return out
 
 
-def _vector_plan(src: SQLiteBackend, tgt: PostgresBackend) -> tuple[bool, str]:
-    """Whether to copy the vectors, and why (not)."""
+def _vector_plan(src: SQLiteBackend, tgt: PostgresBackend) -> tuple[tuple[str, int] | None, str]:
+    """The (model, dimension) whose vectors are copied, or None; and what happens, in words."""
     model = VectorStore(src).model()
     if model is None:
-        return False, "the source holds no vectors"
+        return None, "the source holds no vectors"
     name, dim = model
     later = "the server embeds the copied memories in the background"
     if not src.vec_version:
-        return False, f"not copied: sqlite-vec cannot be loaded here to read them; {later}"
+        return None, f"not copied: sqlite-vec cannot be loaded here to read them; {later}"
     if not tgt.vec_version:
-        return False, f"not copied: the target has no pgvector extension; {later}"
+        return None, f"not copied: the target has no pgvector extension; {later}"
     store = VectorStore(tgt)
     have = store.model()
     if have is None:
         store.adopt(name, dim)
     elif have != model:
-        return False, (
+        return None, (
             f"not copied: the target holds vectors of {have[0]} ({have[1]} d), the source of "
             f"{name} ({dim} d); {later}"
         )
-    return True, f"copied ({name}, {dim} d)"
+    return model, f"copied ({name}, {dim} d)"
 
 
-def _columns(src: SQLiteBackend, tgt: PostgresBackend, spec: Spec) -> tuple[list[str], list[str]]:
+def _target_types(tgt: PostgresBackend, table: str) -> tuple[dict[str, str], set[str]]:
+    """The target table's stored columns with their types, and its generated columns."""
+    rows = tgt.query(
+        "SELECT attname AS name, format_type(atttypid, NULL) AS type, attgenerated AS g"
+        " FROM pg_attribute WHERE attrelid = CAST(? AS regclass) AND attnum > 0"
+        " AND NOT attisdropped",
+        (table,),
+    )
+    return {r["name"]: str(r["type"]) for r in rows if not r["g"]}, {
+        r["name"] for r in rows if r["g"]
+    }
+
+
+def _columns(
+    src: SQLiteBackend, spec: Spec, types: dict[str, str], generated: set[str]
+) -> tuple[list[str], list[str]]:
     """Columns to copy (both sides have them; not generated), and source columns left behind."""
     if spec.name.startswith("vec_"):
-        return list(VECTOR_COLUMNS), []
-    rows = tgt.query(
-        "SELECT column_name AS name, is_generated AS g FROM information_schema.columns"
-        " WHERE table_schema = current_schema() AND table_name = ?",
-        (spec.name,),
-    )
-    theirs = {r["name"] for r in rows if r["g"] != "ALWAYS"}
-    generated = {r["name"] for r in rows if r["g"] == "ALWAYS"}
-    ours = src.columns(spec.name) - generated
-    return sorted(ours & theirs), sorted(ours - theirs)
+        ours = set(VECTOR_COLUMNS)
+    else:
+        ours = src.columns(spec.name) - generated
+    return sorted(ours & types.keys()), sorted(ours - types.keys())
 
 
 # -- copying -----------------------------------------------------------------------------------
-class _Rows:
-    """Turns source tuples into target tuples: user ids merged, vectors as float32 arrays."""
+def _as_text(v: Any) -> Any:
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    return str(v)
 
-    def __init__(self, spec: Spec, columns: Sequence[str], users: dict[str, str]) -> None:
-        self.user_at = [i for i, c in enumerate(columns) if c in spec.users] if users else []
-        self.vector_at = columns.index("embedding") if "embedding" in columns else -1
+
+def _as_int(v: Any) -> Any:
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
+def _as_float(v: Any) -> Any:
+    return float(v) if isinstance(v, int) else v
+
+
+def _as_vector(v: Any) -> Any:
+    if isinstance(v, bytes | bytearray | memoryview):
+        import numpy as np
+
+        return np.frombuffer(bytes(v), dtype=np.float32)
+    return v
+
+
+# SQLite stores what it is given; PostgreSQL's arrays want one type per column.
+_CONVERT: dict[str, Callable[[Any], Any]] = {
+    "text": _as_text,
+    "integer": _as_int,
+    "bigint": _as_int,
+    "smallint": _as_int,
+    "double precision": _as_float,
+    "real": _as_float,
+    "vector": _as_vector,
+}
+
+
+class _Rows:
+    """Source tuples as target values: user ids merged, types made uniform, vectors as arrays."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        columns: Sequence[str],
+        users: dict[str, str],
+        types: Sequence[str] | None = None,
+    ) -> None:
         self.users = users
+        self.user_at = [i for i, c in enumerate(columns) if c in spec.users] if users else []
+        self.convert = [(i, _CONVERT[t]) for i, t in enumerate(types or ()) if t in _CONVERT]
 
     def __call__(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
-        if not self.user_at and self.vector_at < 0:
-            return row
         out = list(row)
         for i in self.user_at:
             out[i] = self.users.get(out[i], out[i])
-        if self.vector_at >= 0:
-            import numpy as np
-
-            value = out[self.vector_at]
-            if isinstance(value, bytes | bytearray | memoryview):
-                out[self.vector_at] = np.frombuffer(bytes(value), dtype=np.float32)
+        for i, fn in self.convert:
+            out[i] = fn(out[i])
         return tuple(out)
 
 
+def _find(
+    tgt: PostgresBackend,
+    spec: Spec,
+    select: Sequence[str],
+    types: dict[str, str],
+    keys: list[tuple[Any, ...]],
+) -> list[dict[str, Any]]:
+    """Rows of the target with these keys (one array parameter per key column)."""
+    arrays = ", ".join(f"CAST(? AS {types[k]}[])" for k in spec.key)
+    return tgt.query(
+        f"SELECT {', '.join(select)} FROM {spec.name} WHERE ({', '.join(spec.key)})"
+        f" IN (SELECT * FROM unnest({arrays}))",
+        [[k[i] for k in keys] for i in range(len(spec.key))],
+    )
+
+
 def _insert(
-    tgt: PostgresBackend, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]
+    tgt: PostgresBackend,
+    table: str,
+    columns: Sequence[str],
+    types: Sequence[str],
+    rows: list[tuple[Any, ...]],
 ) -> int:
-    one = "(" + ", ".join("?" * len(columns)) + ")"
+    """Insert rows that are not there yet; returns how many were. One array parameter per
+    column (``unnest``) keeps the statement short however many rows it carries; vectors go
+    one parameter each, so they travel in pgvector's binary form."""
+    arrays: list[str] = []
+    params: list[Any] = []
+    for i, kind in enumerate(types):
+        values = [r[i] for r in rows]
+        if kind == "vector":
+            arrays.append(f"CAST(ARRAY[{', '.join('?' * len(rows))}] AS vector[])")
+            params.extend(values)
+        else:
+            arrays.append(f"CAST(? AS {kind}[])")
+            params.append(values)
     sql = (
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * len(rows))}"
-        " ON CONFLICT DO NOTHING RETURNING 1 AS x"
+        f"WITH ins AS (INSERT INTO {table} ({', '.join(columns)})"
+        f" SELECT * FROM unnest({', '.join(arrays)}) ON CONFLICT DO NOTHING RETURNING 1)"
+        " SELECT count(*) AS n FROM ins"
     )
     with tgt.transaction() as tx:
-        return len(tx.execute(sql, [v for row in rows for v in row]))
+        return int(tx.execute(sql, params)[0]["n"])
 
 
 def _copy(
@@ -244,22 +318,31 @@ def _copy(
     tgt: PostgresBackend,
     spec: Spec,
     columns: list[str],
-    convert: _Rows,
+    types: dict[str, str],
+    users: dict[str, str],
     report: TableReport,
     bar: Progress | None,
 ) -> None:
-    size = max(1, min(BLOCK, MAX_PARAMS // len(columns)))
+    kinds = [types[c] for c in columns]
+    convert = _Rows(spec, columns, users, kinds)
+    at = [columns.index(k) for k in spec.key]
     done = 0
-    for block in src.stream(f"SELECT {', '.join(columns)} FROM {spec.name}", (), size):
+    for block in src.stream(f"SELECT {', '.join(columns)} FROM {spec.name}", (), BLOCK):
         rows = [convert(r) for r in block]
+        # Rows already there (a repeated or resumed run) are not sent again: cheaper than
+        # letting the target compute their generated columns and index entries to refuse them.
+        there = _find(tgt, spec, spec.key, types, [tuple(r[i] for i in at) for r in rows])
+        have = {tuple(r[k] for k in spec.key) for r in there}
+        rows = [r for r in rows if tuple(r[i] for i in at) not in have]
         try:
-            report.copied += _insert(tgt, spec.name, columns, rows)
+            if rows:
+                report.copied += _insert(tgt, spec.name, columns, kinds, rows)
         except tgt.Error:
             # One bad row (a dangling reference in an old file, a NUL in a text) must not
             # keep the rest of its block out: insert row by row, and remember the first error.
             for row in rows:
                 try:
-                    report.copied += _insert(tgt, spec.name, columns, [row])
+                    report.copied += _insert(tgt, spec.name, columns, kinds, [row])
                 except tgt.Error as exc:
                     if report.error is None:
                         detail = " ".join(str(exc).split())
@@ -267,6 +350,39 @@ def _copy(
         done += len(block)
         if bar is not None:
             bar(done, report.source)
+
+
+@contextmanager
+def _bulk_vectors(
+    tgt: PostgresBackend, spec: Spec, model: tuple[str, int], rows: int
+) -> Iterator[None]:
+    """Copying many vectors: drop the HNSW index first and build it once at the end, which is
+    several times faster than growing it row by row. The index is re-created by the same DDL
+    the vector store uses (``CREATE … IF NOT EXISTS``), also when a run is repeated."""
+    kind = spec.name.removeprefix("vec_")
+    have = int(tgt.query(f"SELECT count(*) AS n FROM {spec.name}")[0]["n"])
+    if rows - have < BLOCK or have > rows - have:
+        yield  # a few rows, or mostly there already: keep the index
+        return
+    with tgt.transaction() as tx:
+        tx.script(f"DROP INDEX IF EXISTS {spec.name}_hnsw")
+    try:
+        yield
+    except BaseException:
+        with suppress(Exception):  # the copy's own error is the one to report
+            _build_index(tgt, kind, model[1], rows)
+        raise
+    _build_index(tgt, kind, model[1], rows)
+
+
+def _build_index(tgt: PostgresBackend, kind: str, dim: int, rows: int) -> None:
+    # Room for the graph in memory (else pgvector builds it on disk, much slower); capped.
+    want = min(1 << 30, max(64 << 20, rows * (dim * 4 + 256) * 2))
+    with tgt.transaction() as tx:
+        current = tx.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem')) AS b")
+        if want > int(current[0]["b"]):
+            tx.script(f"SET LOCAL maintenance_work_mem = '{want // (1 << 20)}MB'")
+        tx.script(VectorStore(tgt)._create(kind, dim))  # the vector store's own DDL
 
 
 def _advance_sequences(tgt: PostgresBackend, table: str) -> None:
@@ -289,22 +405,21 @@ def _advance_sequences(tgt: PostgresBackend, table: str) -> None:
 
 # -- verification ------------------------------------------------------------------------------
 def _verify(
-    src: SQLiteBackend, tgt: PostgresBackend, spec: Spec, users: dict[str, str], report: TableReport
-) -> int:
+    src: SQLiteBackend,
+    tgt: PostgresBackend,
+    spec: Spec,
+    types: dict[str, str],
+    users: dict[str, str],
+    report: TableReport,
+    tick: Callable[[int], None],
+) -> None:
     """Count the source rows present in the target (key and identifying columns equal)."""
     cols = [*spec.key, *spec.same]
     nkey = len(spec.key)
-    convert = _Rows(spec, cols, users)
-    one = "(" + ", ".join("?" * nkey) + ")"
-    seen = 0
+    convert = _Rows(spec, cols, users, [types[c] for c in cols])
     for block in src.stream(f"SELECT {', '.join(cols)} FROM {spec.name}", (), BLOCK):
         rows = [convert(r) for r in block]
-        keys = [r[:nkey] for r in rows]
-        found = tgt.query(
-            f"SELECT {', '.join(cols)} FROM {spec.name} WHERE ({', '.join(spec.key)})"
-            f" IN ({', '.join([one] * len(keys))})",
-            [v for k in keys for v in k],
-        )
+        found = _find(tgt, spec, cols, types, [r[:nkey] for r in rows])
         there = {tuple(r[c] for c in cols) for r in found}
         there_keys = {t[:nkey] for t in there}
         for row in rows:
@@ -312,9 +427,8 @@ def _verify(
                 report.target += 1
             elif row[:nkey] in there_keys:
                 report.conflicts += 1
-        seen += len(block)
+        tick(len(block))
     report.target_total = int(tgt.query(f"SELECT count(*) AS n FROM {spec.name}")[0]["n"])
-    return seen
 
 
 # -- the whole run -----------------------------------------------------------------------------
@@ -325,43 +439,53 @@ def migrate_database(
     started = time.monotonic()
     _check_schema(src)
     users = _user_map(src, tgt)
-    copy_vectors, vectors = _vector_plan(src, tgt)
-    report = MigrationReport(src.location, tgt.location, vectors, copy_vectors)
+    model, vectors = _vector_plan(src, tgt)
+    report = MigrationReport(src.location, tgt.location, vectors, model is not None)
     if users:
         report.notes.append(
             f"{len(users)} user(s) already existed in the target under another id; "
             "their memories were attached to the target's user."
         )
-    checked: list[tuple[Spec, TableReport]] = []
+    checked: list[tuple[Spec, TableReport, dict[str, str]]] = []
     for spec in TABLES:
         if not src.table_exists(spec.name):
             continue
         count = int(src.query(f"SELECT count(*) AS n FROM {spec.name}")[0]["n"])
         table = TableReport(spec.name, count)
         report.tables.append(table)
-        if spec.vectors and not copy_vectors:
+        if spec.vectors and model is None:
             table.skipped = True
             continue
         if not tgt.table_exists(spec.name):
             table.error = f"{spec.name}: the target has no such table"
             continue
-        columns, left = _columns(src, tgt, spec)
+        types, generated = _target_types(tgt, spec.name)
+        columns, left = _columns(src, spec, types, generated)
         if left:
             report.notes.append(
                 f"{spec.name}: column(s) {', '.join(left)} exist only in the source; not copied."
             )
         if count:
             bar = progress(f"Copying {spec.name}") if progress else None
-            _copy(src, tgt, spec, columns, _Rows(spec, columns, users), table, bar)
+            if spec.name.startswith("vec_") and model is not None:
+                with _bulk_vectors(tgt, spec, model, count):
+                    _copy(src, tgt, spec, columns, types, users, table, bar)
+            else:
+                _copy(src, tgt, spec, columns, types, users, table, bar)
             _advance_sequences(tgt, spec.name)
-        checked.append((spec, table))
-    total = sum(t.source for _, t in checked)
+        checked.append((spec, table, types))
+    total = sum(t.source for _, t, _ in checked)
     bar = progress("Verifying") if progress and total else None
     done = 0
-    for spec, table in checked:
-        done += _verify(src, tgt, spec, users, table)
+
+    def tick(rows: int) -> None:
+        nonlocal done
+        done += rows
         if bar is not None:
             bar(done, total)
+
+    for spec, table, types in checked:
+        _verify(src, tgt, spec, types, users, table, tick)
     report.seconds = time.monotonic() - started
     return report
 

@@ -79,7 +79,7 @@ def test_search_prints_two_lines_per_hit(seeded: Store, capsys: pytest.CaptureFi
     at = next(i for i, line in enumerate(lines) if line.startswith("fact #2 [codebase]  "))
     assert at % 2 == 0 and "The message broker is RabbitMQ" in lines[at]
     assert lines[at + 1].startswith("    why: keyword match on 'rabbitmq', 'broker'")
-    chunk = next(line for line in lines[2::2] if line.startswith("chunk #1  "))
+    chunk = next(line for line in lines[::2] if line.startswith("chunk #1  "))
     assert "We chose RabbitMQ rather" in chunk  # the excerpt's **bold** markers are gone
     assert "**" not in out and len(lines) % 2 == 0
 
@@ -123,7 +123,9 @@ def test_recall_without_a_model_is_keyword_only_and_says_so(
     code, out, err = cli(capsys, "recall", "RabbitMQ")
     assert code == 0
     assert err.startswith("bigmind: keyword search only:")
-    assert out.startswith("fact #2 [codebase]")
+    first = out.splitlines()[0]
+    assert "RabbitMQ" in first and first.startswith(("fact #2 [codebase]", "chunk #1 "))
+    assert "fact #2 [codebase]" in out and "chunk #1 " in out
 
 
 def test_recall_finds_a_paraphrase_with_the_model(
