@@ -38,7 +38,7 @@ def _wait_for(path: Path, text: str, timeout: float) -> str:
 
 
 def test_claude_code_runs_the_hooks_bigmind_installed(
-    tmp_path: Path, store: Store, db_path: Path
+    tmp_path: Path, store: Store, db_path: Path, db_url: str | None
 ) -> None:
     project = tmp_path / "proj"
     project.mkdir()
@@ -58,6 +58,7 @@ def test_claude_code_runs_the_hooks_bigmind_installed(
         BIGMIND_DB_PATH=str(db_path),
         BIGMIND_USER="alice",
         BIGMIND_EMBED_MODEL="off",
+        **({"BIGMIND_DB_URL": db_url} if db_url else {}),
     )
     version = run_npx(CLAUDE_CODE, "--version", env=env, cwd=project)  # fetches it once
     assert version.returncode == 0 and "Claude Code" in version.stdout, version.stderr
