@@ -87,8 +87,34 @@ class PgTextSearch(TextSearch):
         limit: int,
         weights: str,
     ) -> list[Row]:
+        return self._ranked(base, plan, columns, extra, owner, limit, ">=")
+
+    def _older(
+        self,
+        fts: str,
+        base: str,
+        plan: Plan,
+        columns: str,
+        extra: str,
+        owner: Sequence[object],
+        limit: int,
+        weights: str,
+    ) -> list[Row]:
+        return self._ranked(base, plan, columns, extra, owner, limit, "<")
+
+    def _ranked(
+        self,
+        base: str,
+        plan: Plan,
+        columns: str,
+        extra: str,
+        owner: Sequence[object],
+        limit: int,
+        side: str,
+    ) -> list[Row]:
+        """``ts_rank_cd`` over the matches passing ``extra``, on ``side`` of the recency floor."""
         q, params = tsquery(plan.expression)
-        floor = " AND b.id >= ?" if plan.min_rowid is not None else ""
+        floor = f" AND b.id {side} ?" if plan.min_rowid is not None else ""
         floor_p: tuple[object, ...] = (plan.min_rowid,) if plan.min_rowid is not None else ()
         rows = self.db.query(
             f"SELECT {columns}, ts_rank_cd(b.tsv, t.q) AS score"

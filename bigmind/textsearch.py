@@ -171,6 +171,42 @@ class TextSearch:
             r["score"] = round(-float(r["score"]), 4)
         return rows
 
+    def _older(
+        self,
+        fts: str,
+        base: str,
+        plan: Plan,
+        columns: str,
+        extra: str,
+        owner: Sequence[object],
+        limit: int,
+        weights: str,
+    ) -> list[Row]:
+        """The best ``limit`` rows passing ``extra`` below the plan's recency floor: this
+        owner's most recent ``budget`` matches there first (owner filter first, so the cost
+        follows this owner's rows), then ranked by BM25."""
+        ids = [
+            r["rid"]
+            for r in self.db.query(
+                f"SELECT {fts}.rowid AS rid FROM {fts} JOIN {base} b ON b.rowid = {fts}.rowid"
+                f" WHERE {fts} MATCH ? AND {fts}.rowid < ? AND {extra}"
+                f" ORDER BY {fts}.rowid DESC LIMIT ?",
+                (plan.expression, plan.min_rowid, *owner, self.budget),
+            )
+        ]
+        if not ids:
+            return []
+        rows = self.db.query(
+            f"SELECT {columns}, m.score FROM ("
+            f"  SELECT rowid AS rid, bm25({fts}, {weights}) AS score FROM {fts}"
+            f"  WHERE {fts} MATCH ? AND rowid IN ({','.join('?' * len(ids))})"
+            f") AS m JOIN {base} b ON b.rowid = m.rid ORDER BY m.score LIMIT ?",
+            (plan.expression, *ids, limit),
+        )
+        for r in rows:
+            r["score"] = round(-float(r["score"]), 4)
+        return rows
+
     def search(
         self,
         fts: str,
@@ -200,4 +236,9 @@ class TextSearch:
             if self._count(fts, plan.expression, fetch + 1, plan.min_rowid) <= fetch:
                 break
             fetch *= 10
+        if plan.min_rowid is not None and len(rows) < limit:
+            # The recency floor is the most recent matches of ALL users: a user whose matches
+            # are older (a quiet member of a busy team) ranks among their own below it.
+            older = self._older(fts, base, plan, columns, extra, owner, limit, weights)
+            rows = sorted([*rows, *older], key=lambda r: -float(r["score"]))[:limit]
         return rows, plan

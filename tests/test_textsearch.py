@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bigmind.db import SQLiteBackend
+from bigmind.db import Backend
 from bigmind.store import Store
 
 FTS = "conversation_chunks_fts"
@@ -48,13 +48,26 @@ def test_and_skips_a_term_that_would_leave_nothing(store: Store) -> None:
 def test_a_single_very_common_term_ranks_recent_matches(store: Store) -> None:
     store.text.budget = 5
     _chunks(store, [f"cache entry {i}" for i in range(30)])
-    hits = store.search_chunks("cache", limit=10)
+    hits = store.search_chunks("cache", limit=5)
     ids = [h.id for h in hits]
     assert len(ids) == 5 and min(ids) >= 26  # only the 5 most recent of 30 were ranked
     assert "most recent matches" in hits[0].why
 
 
-def test_other_users_rows_do_not_crowd_out_the_owners(backend: SQLiteBackend) -> None:
+def test_a_quiet_user_below_the_recency_window_still_finds_their_rows(backend: Backend) -> None:
+    alice, bob = Store(backend, "alice"), Store(backend, "bob")
+    alice.append_chunk("deploy checklist for the billing service")  # the oldest match
+    for i in range(30):
+        bob.append_chunk(f"deploy log {i}")
+    alice.text.budget = 5  # bob's 30 matches fill the recency window of 5
+    hits = alice.search_chunks("deploy", limit=5)
+    assert [h.text.replace("**", "") for h in hits] == ["deploy checklist for the billing service"]
+    assert "most recent matches" in hits[0].why
+    bob.text.budget = 5  # bob has enough recent matches: no look below the window
+    assert min(h.id for h in bob.search_chunks("deploy", limit=3)) >= 27
+
+
+def test_other_users_rows_do_not_crowd_out_the_owners(backend: Backend) -> None:
     alice, bob = Store(backend, "alice"), Store(backend, "bob")
     for i in range(200):
         bob.append_chunk(f"postgres vacuum tuning note {i} postgres postgres")
