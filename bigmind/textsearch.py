@@ -109,7 +109,7 @@ class TextSearch:
         expression = joiner.join(quote_term(t) for t in used)
         if absent:
             expression = " OR ".join([*(quote_term(t) for t in absent), f"({expression})"])
-        floor = self._floor(fts, expression) if total > self.budget else None
+        floor = self._floor(fts, expression, total) if total > self.budget else None
         return Plan(expression, joiner == " AND ", tuple(used), dropped, floor)
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
@@ -134,8 +134,8 @@ class TextSearch:
         )
         return int(rows[0]["n"])
 
-    def _floor(self, fts: str, expression: str) -> int | None:
-        """The rowid above which the most recent ``budget`` matches lie."""
+    def _floor(self, fts: str, expression: str, total: int) -> int | None:
+        """The rowid above which the most recent ``budget`` of ``total`` matches lie."""
         rows = self.db.query(
             f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
             (expression, self.budget - 1),

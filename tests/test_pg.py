@@ -17,6 +17,7 @@ from fastmcp import Client
 from mcp_calls import BIGMIND, refused
 from pg_fixture import with_database
 
+from bigmind import pgtext
 from bigmind.app import build_server
 from bigmind.cli import main
 from bigmind.config import Settings
@@ -165,5 +166,38 @@ def test_numeric_aggregates_come_back_as_numbers(pg_url: str) -> None:
         row = backend.query("SELECT sum(x) AS s, avg(x) AS a FROM (VALUES (1), (2)) AS t(x)")[0]
         assert (row["s"], row["a"]) == (3, 1.5)
         assert isinstance(row["a"], float)
+    finally:
+        backend.close()
+
+
+def test_big_tables_are_planned_from_statistics_not_counts(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pgtext, "STATS_MIN_ROWS", 100)
+    backend = connect_pg(pg_url)
+    try:
+        store = Store(backend, "alice")
+        for i in range(300):
+            store.append_chunk(f"the service handled request {i}")
+        store.append_chunk("the service crashed on a kafka rebalance")
+        backend.query("ANALYZE conversation_chunks")
+        text = store.text
+        assert isinstance(text, pgtext.PgTextSearch)
+        text.budget = 50
+        stats = text.stats("conversation_chunks_fts")
+        assert stats is not None and stats.freqs["servic"] == pytest.approx(1.0)
+        question = "why did the service crash during the kafka rebalance"
+        plan = text.plan("conversation_chunks_fts", question)
+        assert plan is not None and "service" in plan.dropped and "kafka" in plan.used
+        assert "kafka rebalance" in store.search_chunks(question)[0].text.replace("**", "")
+        # One common term: ranked among the most recent ~budget matches, read off the ids.
+        hits = store.search_chunks("request", limit=5)
+        assert len(hits) == 5 and min(h.id for h in hits) >= 240
+        assert "most recent matches" in hits[0].why
+        # All terms common: AND-ed (estimated as independent, probed non-empty).
+        for i in range(60):
+            store.append_chunk(f"the service request {i} timed out")
+        both = text.plan("conversation_chunks_fts", "service request timed")
+        assert both is not None and both.conjunctive
     finally:
         backend.close()
