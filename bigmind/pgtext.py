@@ -12,7 +12,8 @@ On a big table (≥ ``STATS_MIN_ROWS``) the plan is made from PostgreSQL's own s
 instead of counting: ANALYZE keeps each ``tsv`` column's most common lexemes with their
 frequencies (``pg_stats.most_common_elems``), so a term's document frequency is an estimate
 read from memory, a lexeme not in that list is rarer than its rarest entry, an AND of terms is
-estimated as independent (and checked non-empty with one ``LIMIT 1`` probe), and the recency
+narrowed while its independence estimate exceeds the budget (each step probed non-empty with
+``LIMIT 1``) and then planned for its upper bound, the rarest word's frequency, and the recency
 floor is read off the id range. Counting a common word in 700 k rows through GIN costs tens of
 milliseconds; the estimate costs none.
 """
@@ -128,7 +129,11 @@ class PgTextSearch(TextSearch):
             if estimate and self._count(fts, expression, 1):  # independent, and not empty
                 used.append(t)
                 total = estimate
-        return used, total
+        # Words of one phrase ("race condition") are not independent: the AND may match as
+        # many rows as its rarest word. Plan for that bound, so ranking never sees more than
+        # the budget; if the recency window then holds too few rows, there are so few matches
+        # that ranking the older ones is cheap (see TextSearch.search).
+        return used, first
 
     def _count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
         base = _BASE[fts]
