@@ -351,7 +351,7 @@ GENERATED_COLUMNS = frozenset({"tsv"})  # computed by PostgreSQL: never exported
 def _pg_text_search(tx: Tx) -> None:
     """PostgreSQL: a stored, weighted ``tsv`` column per searchable table, with a GIN index.
 
-    The first indexed column weighs A, the second B (ts_rank_cd's 1.0 and 0.4), as the
+    The first indexed column weighs A, the second B (ts_rank's 1.0 and 0.4), as the
     FTS5 tables weigh them in bm25(). 'english' stems like FTS5's porter tokenizer.
     """
     for _fts, base, (first, second) in FTS_TABLES:

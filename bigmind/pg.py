@@ -32,6 +32,7 @@ Params = Sequence[Any]
 
 WRITE_LOCK_KEY = 0x6269676D  # "bigm": the one advisory lock every write transaction takes
 CONNECT_TIMEOUT_S = 10
+HNSW_EF_SEARCH = 200
 _COLUMNS = (
     "SELECT column_name AS name FROM information_schema.columns"
     " WHERE table_schema = current_schema() AND table_name = ?"
@@ -152,6 +153,8 @@ class PostgresBackend:
         # sum() and avg() return numeric: floats here, like SQLite's REAL.
         conn.adapters.register_loader("numeric", FloatLoader)
         conn.execute(f"SET lock_timeout = {int(self._busy_timeout_ms)}")
+        # pgvector's HNSW returns at most ef_search rows (default 40); searches ask for 50.
+        conn.execute(f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
         if self.vec_version:
             from pgvector.psycopg import register_vector
 

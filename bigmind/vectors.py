@@ -511,10 +511,12 @@ class VectorStore:
         return True
 
     def _count(self, kind: str, owner: str) -> int:
+        """Vectors in the partition, counted up to LOAD_ON_DEMAND_MAX + 1 (all a caller asks)."""
         return int(
             self.db.query(
-                "SELECT count(*) AS n FROM embeddings WHERE kind = ? AND user_id = ?",
-                (kind, owner),
+                "SELECT count(*) AS n FROM (SELECT 1 FROM embeddings WHERE kind = ?"
+                " AND user_id = ? LIMIT ?) AS e",
+                (kind, owner, LOAD_ON_DEMAND_MAX + 1),
             )[0]["n"]
         )
 

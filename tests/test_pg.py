@@ -190,6 +190,14 @@ def test_big_tables_are_planned_from_statistics_not_counts(
         plan = text.plan("conversation_chunks_fts", question)
         assert plan is not None and "service" in plan.dropped and "kafka" in plan.used
         assert "kafka rebalance" in store.search_chunks(question)[0].text.replace("**", "")
+        # Words found nowhere ("pick", "runner") are probed absent, not guessed rare: they
+        # must not crowd out the terms that match.
+        odd = "which runner did we pick for the kafka rebalance"
+        text.budget = 2  # room for two rare terms: the absent ones must not take it
+        plan = text.plan("conversation_chunks_fts", odd)
+        assert plan is not None and {"kafka", "rebalance"} <= set(plan.used)
+        assert "kafka rebalance" in store.search_chunks(odd)[0].text.replace("**", "")
+        text.budget = 50
         # One common term: ranked among the most recent ~budget matches, read off the ids.
         hits = store.search_chunks("request", limit=5)
         assert len(hits) == 5 and min(h.id for h in hits) >= 240
@@ -197,7 +205,17 @@ def test_big_tables_are_planned_from_statistics_not_counts(
         # All terms common: AND-ed (estimated as independent, probed non-empty).
         for i in range(60):
             store.append_chunk(f"the service request {i} timed out")
+        backend.query("ANALYZE conversation_chunks")
+        text._stats_cache = None  # statistics are re-read every few minutes
         both = text.plan("conversation_chunks_fts", "service request timed")
         assert both is not None and both.conjunctive
+    finally:
+        backend.close()
+
+
+def test_hnsw_searches_may_return_more_than_forty_neighbours(pg_url: str) -> None:
+    backend = connect_pg(pg_url)
+    try:
+        assert backend.query("SHOW hnsw.ef_search")[0]["hnsw.ef_search"] == "200"
     finally:
         backend.close()
