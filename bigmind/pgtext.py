@@ -38,6 +38,8 @@ _INT_IDS = {"conversation_chunks", "facts", "global_knowledge"}  # ids grow with
 _TOKEN = re.compile(r'"((?:[^"]|"")*)"(\*?)|([()])|\b(OR|AND)\b')
 _WORD = re.compile(r"\w+")
 STATS_MIN_ROWS = 50_000  # below this, counting is cheap and exact
+IDF_TERMS = 3  # terms whose rarity is added to ts_rank
+PG_BUDGET = 1_500  # candidates ranked: ts_rank reads each row's tsvector
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,11 +120,11 @@ class PgTextSearch(TextSearch):
         if not lexemes:
             return 0  # a stop word: matches nothing
         # A lexeme not listed is rarer than every listed one, perhaps absent: a question's
-        # "pick" or "tried" estimated at hundreds of rows would crowd the real terms out. One
-        # cheap probe (a rare word's GIN entry is short) tells absent from rare.
-        unlisted = len(lexemes) == 1 and lexemes[0] not in stats.freqs
-        if unlisted and not self._count(fts, quote_term(term), 1):
-            return 0
+        # "pick" or "tried" estimated at hundreds of rows would crowd the real terms out.
+        if len(lexemes) == 1 and lexemes[0] not in stats.freqs:
+            # Rare by the statistics, so counted exactly through GIN (no LIMIT: with one, the
+            # planner expects an early stop and scans the table for a word that is absent).
+            return self._count(fts, quote_term(term), 0)
         # A phrase ("test_response") is at most as frequent as its rarest word (not probed:
         # its positions are checked row by row); unlisted words are rare.
         share = min(stats.freqs.get(lx, stats.rarest / 2) for lx in lexemes)
@@ -151,11 +153,16 @@ class PgTextSearch(TextSearch):
         base = _BASE[fts]
         q, params = tsquery(expression)
         where, extra = (" AND id >= ?", (floor,)) if floor is not None else ("", ())
-        rows = self.db.query(
-            f"SELECT count(*) AS n FROM (SELECT 1 FROM {base} WHERE tsv @@ ({q}){where}"
-            " LIMIT ?) AS m",
-            (*params, *extra, cap),
-        )
+        if cap <= 0:  # exact
+            rows = self.db.query(
+                f"SELECT count(*) AS n FROM {base} WHERE tsv @@ ({q}){where}", (*params, *extra)
+            )
+        else:
+            rows = self.db.query(
+                f"SELECT count(*) AS n FROM (SELECT 1 FROM {base} WHERE tsv @@ ({q}){where}"
+                " LIMIT ?) AS m",
+                (*params, *extra, cap),
+            )
         return int(rows[0]["n"])
 
     def _floor(self, fts: str, expression: str, total: int) -> int | None:
@@ -215,9 +222,9 @@ class PgTextSearch(TextSearch):
         """The matches passing ``extra``, on ``side`` of the recency floor, best first.
 
         ts_rank knows nothing of how rare a word is, so a row matching the one rare word of a
-        question would lose to rows repeating its common ones. The score adds each matched
-        term's IDF (from the plan's document frequencies, as BM25 weighs terms) and keeps
-        ``ts_rank`` (0…1) to order rows that match the same terms.
+        question would lose to rows repeating its common ones. The score adds the IDF (from the
+        plan's document frequencies, as BM25 weighs terms) of each of the ``IDF_TERMS`` rarest
+        terms a row matches, and keeps ``ts_rank`` (0…1) to order rows matching the same ones.
         """
         q, params = tsquery(plan.expression)
         weights = self._idf(fts, plan.expression)
@@ -248,7 +255,8 @@ class PgTextSearch(TextSearch):
         stats = self.stats(fts)
         n = max(stats.rows if stats else 0.0, *(df for _, df in terms), 1.0) + 1
         out = []
-        for term, df in terms:
+        # The rarest few carry the weight; each weighed term costs a check on every candidate.
+        for term, df in sorted(terms, key=lambda x: x[1])[:IDF_TERMS]:
             sql, params = tsquery(quote_term(term))
             out.append((sql, params, math.log(1 + (n - df + 0.5) / (df + 0.5))))
         return out

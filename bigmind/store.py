@@ -148,9 +148,9 @@ class Store:
         self.db = backend
         self.mode = mode
         if backend.dialect == "postgresql":
-            from bigmind.pgtext import PgTextSearch
+            from bigmind.pgtext import PG_BUDGET, PgTextSearch
 
-            self.text: TextSearch = PgTextSearch(backend)
+            self.text: TextSearch = PgTextSearch(backend, PG_BUDGET)
         else:
             self.text = TextSearch(backend)
         self.user = self._ensure_user(username)
