@@ -9,9 +9,10 @@ Each client process builds the server exactly as ``bigmind serve`` does
 in-memory ``fastmcp.Client``, then loops over "conversations" for ``--seconds``:
 ``memory_start_session``, three turns of ``memory_search_facts`` + ``memory_search_chunks`` +
 ``memory_append_chunk``, two ``memory_store_fact``, one more ``memory_append_chunk``, and
-``memory_end_session`` with a summary (14 tool calls, 8 of them writes). No think time: every
-client calls as fast as the server answers, so this is a stress test, not a model of 20 idle
-agents. Team mode on one shared SQLite file; enterprise mode on PostgreSQL (a ``pgserver``
+``memory_end_session`` with a summary (14 tool calls, 8 of them writes). By default there is
+no think time: every client calls as fast as the server answers, so this is a stress test (on a
+small machine the latencies are mostly waiting for a CPU); ``--think-ms`` adds an exponential
+pause after each call, as an agent thinking between tool calls. Team mode on one shared SQLite file; enterprise mode on PostgreSQL (a ``pgserver``
 started here, or ``BIGMIND_BENCH_PG_URL``; a fresh database per run).
 
 Every write carries a unique marker, and each client keeps the ids the server acknowledged. When
@@ -102,6 +103,7 @@ async def _client(cfg: dict[str, Any], barrier: Any) -> dict[str, Any]:
     acked: dict[str, list[Any]] = {"chunks": [], "facts": [], "started": [], "ended": []}
     n = 0  # write counter: markers are unique per (run, user, n)
     tag = cfg["tag"]
+    think = cfg["think_ms"] / 1000
 
     def marker() -> str:
         nonlocal n
@@ -123,6 +125,8 @@ async def _client(cfg: dict[str, Any], barrier: Any) -> dict[str, Any]:
                     )
                 return None
             lat[op].append(time.perf_counter() - t)
+            if think:  # an agent's pause between tool calls (exponential, mean --think-ms)
+                await asyncio.sleep(rng.expovariate(1.0 / think))
             return r.structured_content or {}
 
         # Open the database and warm the server before the clock starts.
@@ -418,7 +422,7 @@ def run_backend(kind: str, a: argparse.Namespace, pg: PgServer | None) -> dict[s
     tag = uuid.uuid4().hex[:6]
     info: dict[str, Any] = {"backend": kind, "mode": mode, "processes": a.processes,
                             "seconds": a.seconds, "embed_model": a.embed_model,
-                            "pool_size": a.pool_size, "preseed_chunks_per_user": a.preseed}  # fmt: skip
+                            "pool_size": a.pool_size, "preseed_chunks_per_user": a.preseed, "think_ms": a.think_ms}  # fmt: skip
     try:
         t = time.perf_counter()
         admin = open_database(Settings(db_path=db_path, db_url=db_url, mode=mode, user="admin",
@@ -438,7 +442,7 @@ def run_backend(kind: str, a: argparse.Namespace, pg: PgServer | None) -> dict[s
         for i, u in enumerate(users):
             cfg = {"user": u, "db_path": str(db_path), "db_url": db_url, "mode": mode,
                    "embed_model": a.embed_model, "pool_size": a.pool_size, "seconds": a.seconds,
-                   "seed": a.seed * 100 + i, "tag": tag}  # fmt: skip
+                   "seed": a.seed * 100 + i, "tag": tag, "think_ms": a.think_ms}  # fmt: skip
             p = ctx.Process(target=worker, args=(cfg, barrier, queue), name=f"load-{u}")
             p.start()
             procs.append(p)
@@ -483,7 +487,7 @@ def run_backend(kind: str, a: argparse.Namespace, pg: PgServer | None) -> dict[s
         finally:
             check.close()
         info.update(aggregate(ok))
-        if pg and pg.external is False:
+        if pg and kind == "postgresql":
             info["pg_settings"] = pg.settings()
     finally:
         if db_url and pg and not a.keep:
@@ -540,7 +544,9 @@ def render(runs: Sequence[dict[str, Any]], env: dict[str, Any]) -> str:
         v = r["verify"]
         pgv = r.get("pg_settings", {}).get("server_version")
         head = (f"**{r['backend']}** ({r['mode']} mode{', PostgreSQL ' + pgv if pgv else ''}): "
-                f"{r['processes']} client processes × {r['seconds']} s, embeddings "
+                f"{r['processes']} client processes × {r['seconds']} s, "
+                f"{'think time ' + format(r['think_ms'], 'g') + ' ms, ' if r.get('think_ms') else 'no think time, '}"
+                f"embeddings "
                 f"{'off' if r['embed_model'] == 'off' else r['embed_model']}, "
                 f"{r['conversations']:,} conversations, {r['calls_per_s']:,} calls/s "
                 f"({r['writes_per_s']:,} writes/s)")  # fmt: skip
@@ -590,6 +596,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=60.0, help="how long every client runs")
     p.add_argument("--preseed", type=int, default=500,
                    help="past chunks per user written before the run (half as many facts)")  # fmt: skip
+    p.add_argument("--think-ms", type=float, default=0.0,
+                   help="mean pause after each tool call (default 0: calls back to back)")  # fmt: skip
     p.add_argument("--pool-size", type=int, default=4, help="BIGMIND_POOL_SIZE (PostgreSQL)")
     p.add_argument("--with-model", action="store_true",
                    help="keep the default embedding model (default: BIGMIND_EMBED_MODEL=off)")  # fmt: skip
