@@ -33,7 +33,6 @@ import json
 import os
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,11 +42,17 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from load import PgServer, database_of, progress, with_database  # noqa: E402
 from run import CpuMeter, environment, source_fingerprint, summary_ms  # noqa: E402
-from seed import IMPORTANCE_WEIGHTS, _ts  # noqa: E402
+from seed import (  # noqa: E402
+    CHUNK_COLUMNS,
+    FACT_COLUMNS,
+    SESSION_COLUMNS,
+    SUMMARY_COLUMNS,
+    MemoryRows,
+    set_profile,
+)
 from textgen import TextGen  # noqa: E402
 
 from bigmind.context import build_context  # noqa: E402
-from bigmind.models import AUTO_CLOSED_ONE_LINER, content_hash  # noqa: E402
 from bigmind.pg import PostgresBackend, connect_pg, translate  # noqa: E402
 from bigmind.store import Store  # noqa: E402
 
@@ -98,25 +103,13 @@ def build(url: str, rows: int, seed: int, years: float = 2.0) -> dict[str, Any]:
     t = time.perf_counter()
     backend = connect_pg(url)
     gen = TextGen(seed)
-    rng = gen.rng
     try:
         store = Store(backend, USER)
-        store.update_profile(
-            role="Staff engineer on the platform team",
-            preferences="Prefers pytest, small pull requests, type hints everywhere, and "
-            "explicit error messages. Reviews in the morning; deploys never on Fridays.",
-            pinned_facts=[gen.fact()[1] for _ in range(4)],
-        )
-        me = store.uid
+        set_profile(store, gen)
+        memory = MemoryRows(gen, store.uid, years)
     finally:
         backend.close()
     stats["migrate_s"] = round(time.perf_counter() - t, 2)
-
-    now = time.time()
-    span = years * 365 * DAY
-
-    def uid() -> str:
-        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET maintenance_work_mem = '1GB'")
@@ -126,116 +119,19 @@ def build(url: str, rows: int, seed: int, years: float = 2.0) -> dict[str, Any]:
             conn.execute(f'DROP INDEX "{name}"')
         stats["indexes_rebuilt"] = [n for n, _ in indexes]
 
-        # -- sessions and summaries (as seed.py: closed, most with a Tier-2 summary) -----------
+        # -- the same memory as seed.py, streamed with COPY ------------------------------------
         t = time.perf_counter()
-        starts = sorted(now - rng.uniform(2 * 3600, span) for _ in range(sessions))
-        sess: list[tuple[str, float, float]] = []
-        topics = []
-        srows, mrows = [], []
-        for start in starts:
-            sid = uid()
-            auto = rng.random() < 0.02
-            end = start + (rng.uniform(24.5, 30) * 3600 if auto else rng.uniform(300, 4 * 3600))
-            end = min(end, now - 60)
-            sess.append((sid, start, end))
-            gen.topic = gen.new_topic()
-            topics.append(gen.topic)
-            hint = rng.choice(["claude-code", "cursor", "vscode", "windsurf", None])
-            importance = rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0]
-            if auto:
-                srows.append((sid, me, _ts(start), _ts(end), AUTO_CLOSED_ONE_LINER, None, None,
-                              5, 0, hint, _ts(start), 1))  # fmt: skip
-                continue
-            s = gen.session_summary()
-            has = rng.random() < 0.85
-            srows.append((sid, me, _ts(start), _ts(end), s["one_liner"], s["topics"],
-                          s["outcome"], importance, int(has), hint, _ts(end), 0))  # fmt: skip
-            if has:
-                mrows.append((sid, s["summary"], s["key_facts"], s["code_refs"], _ts(end)))
-        stats["sessions"] = copy(
-            "sessions",
-            ("id", "user_id", "started_at", "ended_at", "one_liner", "topics", "outcome",
-             "importance", "has_tier2", "ide_hint", "last_activity_at", "auto_closed"),
-            iter(srows),
-        )  # fmt: skip
-        stats["summaries"] = copy(
-            "session_summaries", ("id", "summary", "key_facts", "code_refs", "created_at"),
-            iter(mrows),
-        )  # fmt: skip
+        srows, mrows = memory.sessions(sessions)
+        stats["sessions"] = copy("sessions", SESSION_COLUMNS, iter(srows))
+        stats["summaries"] = copy("session_summaries", SUMMARY_COLUMNS, iter(mrows))
         stats["sessions_s"] = round(time.perf_counter() - t, 2)
-
-        # -- chunks: spread over sessions, seq per session, ids in time order -----------------
         t = time.perf_counter()
-        per_session = [0] * sessions
-        for _ in range(chunks):
-            per_session[rng.randrange(sessions)] += 1
-        placed = []
-        for i, count in enumerate(per_session):
-            _sid, start, end = sess[i]
-            step = (end - start) / (count + 1)
-            placed.extend((start + step * (k + 1), i, k + 1) for k in range(count))
-        placed.sort()
-
-        def chunk_rows() -> Iterator[tuple[Any, ...]]:
-            for when, i, seq in placed:
-                gen.topic = topics[i]
-                role, content, flag = gen.chunk()
-                yield (sess[i][0], me, role, content, flag, seq, _ts(when))
-
-        stats["chunks"] = copy(
-            "conversation_chunks",
-            ("session_id", "user_id", "role", "content", "flag_reason", "seq", "created_at"),
-            chunk_rows(),
-        )
-        placed.clear()
+        stats["chunks"] = copy("conversation_chunks", CHUNK_COLUMNS, memory.chunk_rows(chunks))
         stats["chunks_s"] = round(time.perf_counter() - t, 2)
         progress(f"chunks: {stats['chunks']:,} in {stats['chunks_s']} s")
-
-        # -- facts: unique active texts, most from a session, some deprecated ----------------
         t = time.perf_counter()
-        when_from: list[tuple[float, int | None]] = []
-        for _ in range(facts):
-            if rng.random() < 0.7:
-                i = rng.randrange(sessions)
-                when_from.append((rng.uniform(sess[i][1], sess[i][2]), i))
-            else:
-                when_from.append((now - rng.uniform(3600, span), None))
-        when_from.sort(key=lambda x: x[0])
-        seen: set[str] = set()
-        deprecated = 0
-
-        def fact_rows() -> Iterator[tuple[Any, ...]]:
-            nonlocal deprecated
-            for created, i in when_from:
-                gen.topic = None if i is None else topics[i]
-                sid = None if i is None else sess[i][0]
-                cat, text = gen.fact()
-                digest = content_hash(text)
-                while digest in seen:
-                    cat, text = gen.fact()
-                    digest = content_hash(text)
-                seen.add(digest)
-                updated = created if rng.random() < 0.8 else rng.uniform(created, now - 60)
-                dep = rng.random() < 0.05
-                deprecated += dep
-                accessed = rng.choice([0, 0, 0, 1, 2, 3, 5, 8, 13])
-                yield (
-                    me, cat, text, sid, rng.choice([1.0, 1.0, 0.9, 0.8, 0.7, 0.5, 0.3]),
-                    rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0], digest,
-                    _ts(created), _ts(updated), int(dep),
-                    "superseded by a later decision" if dep else None,
-                    _ts(updated) if dep else None, accessed,
-                    _ts(rng.uniform(updated, now)) if accessed else None,
-                )  # fmt: skip
-
-        stats["facts"] = copy(
-            "facts",
-            ("user_id", "category", "fact", "source_session", "confidence", "importance",
-             "content_hash", "created_at", "updated_at", "deprecated", "deprecation_reason",
-             "deprecated_at", "access_count", "last_accessed_at"),
-            fact_rows(),
-        )  # fmt: skip
-        stats["deprecated_facts"] = deprecated
+        stats["facts"] = copy("facts", FACT_COLUMNS, memory.fact_rows(facts))
+        stats["deprecated_facts"] = memory.deprecated
         stats["facts_s"] = round(time.perf_counter() - t, 2)
         progress(f"facts: {stats['facts']:,} in {stats['facts_s']} s")
 

@@ -22,7 +22,7 @@ import argparse
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,6 +80,122 @@ def _remove(path: Path) -> None:
         Path(str(path) + suffix).unlink(missing_ok=True)
 
 
+SESSION_COLUMNS = ("id", "user_id", "started_at", "ended_at", "one_liner", "topics", "outcome",
+                   "importance", "has_tier2", "ide_hint", "last_activity_at", "auto_closed")  # fmt: skip
+SUMMARY_COLUMNS = ("id", "summary", "key_facts", "code_refs", "created_at")
+CHUNK_COLUMNS = ("session_id", "user_id", "role", "content", "flag_reason", "seq", "created_at")
+FACT_COLUMNS = ("user_id", "category", "fact", "source_session", "confidence", "importance",
+                "content_hash", "created_at", "updated_at", "deprecated", "deprecation_reason",
+                "deprecated_at", "access_count", "last_accessed_at")  # fmt: skip
+
+
+def set_profile(store: Store, gen: TextGen) -> None:
+    store.update_profile(
+        role="Staff engineer on the platform team",
+        preferences="Prefers pytest, small pull requests, type hints everywhere, and "
+        "explicit error messages. Reviews in the morning; deploys never on Fridays.",
+        pinned_facts=[gen.fact()[1] for _ in range(4)],
+    )
+
+
+class MemoryRows:
+    """One user's memory as rows, table by table, in the order they must be written:
+    :meth:`sessions` first (it places the sessions the chunks and facts belong to), then
+    :meth:`chunk_rows` and :meth:`fact_rows` (generators: rows are made as they are written)."""
+
+    def __init__(self, gen: TextGen, me: str, years: float, summary_ratio: float = 0.85) -> None:
+        self.gen, self.rng, self.me = gen, gen.rng, me
+        self.now = time.time()
+        self.span = years * 365 * DAY
+        self.summary_ratio = summary_ratio
+        self.sess: list[tuple[str, float, float]] = []  # (id, start, end)
+        self.topics: list[Any] = []  # what each session is about; its chunks and facts follow
+        self.deprecated = 0
+
+    def _uid(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def sessions(self, n: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """(session rows, summary rows): chronological, closed, most with a Tier-2 summary."""
+        rng, gen, me = self.rng, self.gen, self.me
+        session_rows, summary_rows = [], []
+        for start in sorted(self.now - rng.uniform(2 * 3600, self.span) for _ in range(n)):
+            sid = self._uid()
+            auto = rng.random() < 0.02
+            end = start + (rng.uniform(24.5, 30) * 3600 if auto else rng.uniform(300, 4 * 3600))
+            end = min(end, self.now - 60)
+            self.sess.append((sid, start, end))
+            gen.topic = gen.new_topic()
+            self.topics.append(gen.topic)
+            hint = rng.choice(["claude-code", "cursor", "vscode", "windsurf", None])
+            importance = rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0]
+            if auto:
+                session_rows.append((sid, me, _ts(start), _ts(end), AUTO_CLOSED_ONE_LINER, None,
+                                     None, 5, 0, hint, _ts(start), 1))  # fmt: skip
+                continue
+            s = gen.session_summary()
+            has_summary = rng.random() < self.summary_ratio
+            session_rows.append(
+                (sid, me, _ts(start), _ts(end), s["one_liner"], s["topics"], s["outcome"],
+                 importance, int(has_summary), hint, _ts(end), 0)
+            )  # fmt: skip
+            if has_summary:
+                summary_rows.append((sid, s["summary"], s["key_facts"], s["code_refs"], _ts(end)))
+        return session_rows, summary_rows
+
+    def chunk_rows(self, n: int) -> Iterator[tuple[Any, ...]]:
+        """Chunks spread over the sessions, seq per session, ids in time order."""
+        rng, sess = self.rng, self.sess
+        per_session = [0] * len(sess)
+        for _ in range(n):
+            per_session[rng.randrange(len(sess))] += 1
+        placed = []  # (created_at epoch, session index, seq)
+        for i, count in enumerate(per_session):
+            _sid, start, end = sess[i]
+            step = (end - start) / (count + 1)
+            placed.extend((start + step * (k + 1), i, k + 1) for k in range(count))
+        placed.sort()
+        for when, i, seq in placed:
+            self.gen.topic = self.topics[i]
+            role, content, flag = self.gen.chunk()
+            yield (sess[i][0], self.me, role, content, flag, seq, _ts(when))
+
+    def fact_rows(self, n: int) -> Iterator[tuple[Any, ...]]:
+        """Unique active facts, most from a session, some deprecated (counted in .deprecated)."""
+        rng, gen, sess, now = self.rng, self.gen, self.sess, self.now
+        when_from: list[tuple[float, int | None]] = []  # (created_at, session index)
+        for _ in range(n):
+            if rng.random() < 0.7:
+                i = rng.randrange(len(sess))
+                when_from.append((rng.uniform(sess[i][1], sess[i][2]), i))
+            else:
+                when_from.append((now - rng.uniform(3600, self.span), None))
+        when_from.sort(key=lambda x: x[0])
+        seen: set[str] = set()
+        for created, i in when_from:
+            gen.topic = None if i is None else self.topics[i]
+            sid = None if i is None else sess[i][0]
+            cat, text = gen.fact()
+            digest = content_hash(text)
+            while digest in seen:
+                cat, text = gen.fact()
+                digest = content_hash(text)
+            seen.add(digest)
+            updated = created if rng.random() < 0.8 else rng.uniform(created, now - 60)
+            dep = rng.random() < 0.05
+            self.deprecated += dep
+            accessed = rng.choice([0, 0, 0, 1, 2, 3, 5, 8, 13])
+            yield (
+                self.me, cat, text, sid, rng.choice([1.0, 1.0, 0.9, 0.8, 0.7, 0.5, 0.3]),
+                rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0], digest,
+                _ts(created), _ts(updated), int(dep),
+                "superseded by a later decision" if dep else None,
+                _ts(updated) if dep else None, accessed,
+                _ts(rng.uniform(updated, now)) if accessed else None,
+            )  # fmt: skip
+        gen.topic = None
+
+
 def seed(
     db_path: Path | str,
     *,
@@ -102,152 +218,19 @@ def seed(
         raise ValueError("at least one session is needed")
     t0 = time.perf_counter()
     gen = TextGen(seed)
-    rng = gen.rng
-    now = time.time()
-    span = years * 365 * DAY
-
-    def uid() -> str:
-        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
     backend = connect(path)
     try:
         store = Store(backend, user)
-        store.update_profile(
-            role="Staff engineer on the platform team",
-            preferences="Prefers pytest, small pull requests, type hints everywhere, and "
-            "explicit error messages. Reviews in the morning; deploys never on Fridays.",
-            pinned_facts=[gen.fact()[1] for _ in range(4)],
-        )
-        me = store.uid
-
-        # -- sessions: chronological, closed, most with a Tier-2 summary ----------------------
-        starts = sorted(now - rng.uniform(2 * 3600, span) for _ in range(sessions))
-        sess: list[tuple[str, float, float]] = []  # (id, start, end)
-        topics = []  # what each session is about; its summary, chunks and facts follow it
-        session_rows = []
-        summary_rows = []
-        for start in starts:
-            sid = uid()
-            auto = rng.random() < 0.02
-            end = start + (rng.uniform(24.5, 30) * 3600 if auto else rng.uniform(300, 4 * 3600))
-            end = min(end, now - 60)
-            sess.append((sid, start, end))
-            gen.topic = gen.new_topic()
-            topics.append(gen.topic)
-            hint = rng.choice(["claude-code", "cursor", "vscode", "windsurf", None])
-            importance = rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0]
-            if auto:
-                session_rows.append(
-                    (
-                        sid,
-                        me,
-                        _ts(start),
-                        _ts(end),
-                        AUTO_CLOSED_ONE_LINER,
-                        None,
-                        None,
-                        5,
-                        0,
-                        hint,
-                        _ts(start),
-                        1,
-                    )
-                )
-                continue
-            s = gen.session_summary()
-            has_summary = rng.random() < summary_ratio
-            session_rows.append(
-                (sid, me, _ts(start), _ts(end), s["one_liner"], s["topics"], s["outcome"],
-                 importance, int(has_summary), hint, _ts(end), 0)
-            )  # fmt: skip
-            if has_summary:
-                summary_rows.append((sid, s["summary"], s["key_facts"], s["code_refs"], _ts(end)))
+        set_profile(store, gen)
+        memory = MemoryRows(gen, store.uid, years, summary_ratio)
+        session_rows, summary_rows = memory.sessions(sessions)
         with backend.transaction() as tx:
-            n_sessions = _insert(
-                tx,
-                "sessions",
-                ("id", "user_id", "started_at", "ended_at", "one_liner", "topics", "outcome",
-                 "importance", "has_tier2", "ide_hint", "last_activity_at", "auto_closed"),
-                session_rows,
-            )  # fmt: skip
-            n_summaries = _insert(
-                tx,
-                "session_summaries",
-                ("id", "summary", "key_facts", "code_refs", "created_at"),
-                summary_rows,
-            )
-
-        # -- chunks: spread over sessions, seq per session, ids in time order -----------------
-        per_session = [0] * sessions
-        for _ in range(chunks):
-            per_session[rng.randrange(sessions)] += 1
-        placed = []  # (created_at epoch, session index, seq)
-        for i, count in enumerate(per_session):
-            _sid, start, end = sess[i]
-            step = (end - start) / (count + 1)
-            placed.extend((start + step * (k + 1), i, k + 1) for k in range(count))
-        placed.sort()
-
-        def chunk_rows() -> Iterable[tuple[Any, ...]]:
-            for when, i, seq in placed:
-                gen.topic = topics[i]
-                role, content, flag = gen.chunk()
-                yield (sess[i][0], me, role, content, flag, seq, _ts(when))
-
+            n_sessions = _insert(tx, "sessions", SESSION_COLUMNS, session_rows)
+            n_summaries = _insert(tx, "session_summaries", SUMMARY_COLUMNS, summary_rows)
         with backend.transaction() as tx:
-            n_chunks = _insert(
-                tx,
-                "conversation_chunks",
-                ("session_id", "user_id", "role", "content", "flag_reason", "seq", "created_at"),
-                chunk_rows(),
-            )
-
-        # -- facts: unique active texts, most from a session, some deprecated ----------------
-        when_from: list[tuple[float, int | None]] = []  # (created_at, session index)
-        for _ in range(facts):
-            if rng.random() < 0.7:
-                i = rng.randrange(sessions)
-                when_from.append((rng.uniform(sess[i][1], sess[i][2]), i))
-            else:
-                when_from.append((now - rng.uniform(3600, span), None))
-        when_from.sort(key=lambda x: x[0])
-        seen: set[str] = set()
-        deprecated = 0
-
-        def fact_rows() -> Iterable[tuple[Any, ...]]:
-            nonlocal deprecated
-            for created, i in when_from:
-                gen.topic = None if i is None else topics[i]
-                sid = None if i is None else sess[i][0]
-                cat, text = gen.fact()
-                digest = content_hash(text)
-                while digest in seen:
-                    cat, text = gen.fact()
-                    digest = content_hash(text)
-                seen.add(digest)
-                updated = created if rng.random() < 0.8 else rng.uniform(created, now - 60)
-                dep = rng.random() < 0.05
-                deprecated += dep
-                accessed = rng.choice([0, 0, 0, 1, 2, 3, 5, 8, 13])
-                yield (
-                    me, cat, text, sid, rng.choice([1.0, 1.0, 0.9, 0.8, 0.7, 0.5, 0.3]),
-                    rng.choices(range(1, 11), weights=IMPORTANCE_WEIGHTS)[0], digest,
-                    _ts(created), _ts(updated), int(dep),
-                    "superseded by a later decision" if dep else None,
-                    _ts(updated) if dep else None, accessed,
-                    _ts(rng.uniform(updated, now)) if accessed else None,
-                )  # fmt: skip
-
+            n_chunks = _insert(tx, "conversation_chunks", CHUNK_COLUMNS, memory.chunk_rows(chunks))
         with backend.transaction() as tx:
-            n_facts = _insert(
-                tx,
-                "facts",
-                ("user_id", "category", "fact", "source_session", "confidence", "importance",
-                 "content_hash", "created_at", "updated_at", "deprecated", "deprecation_reason",
-                 "deprecated_at", "access_count", "last_accessed_at"),
-                fact_rows(),
-            )  # fmt: skip
-        gen.topic = None
+            n_facts = _insert(tx, "facts", FACT_COLUMNS, memory.fact_rows(facts))
         backend.query("PRAGMA wal_checkpoint(TRUNCATE)")
         size = backend.file_size()
     finally:
@@ -256,7 +239,7 @@ def seed(
         path=str(path),
         user=user,
         facts=n_facts,
-        deprecated_facts=deprecated,
+        deprecated_facts=memory.deprecated,
         chunks=n_chunks,
         sessions=n_sessions,
         summaries=n_summaries,
