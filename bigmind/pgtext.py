@@ -24,14 +24,13 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from bigmind.db import Row
 from bigmind.migrations import FTS_TABLES
 from bigmind.search import quote_term
-from bigmind.textsearch import DF_CACHE_SECONDS, Plan, TextSearch
+from bigmind.textsearch import DF_CACHE_SECONDS, Plan, Target, TextSearch
 
 _BASE = {fts: base for fts, base, _cols in FTS_TABLES}
 _INT_IDS = {"conversation_chunks", "facts", "global_knowledge"}  # ids grow with time
@@ -181,45 +180,14 @@ class PgTextSearch(TextSearch):
         )
         return int(rows[0]["id"]) if rows else None
 
-    def _rank(
-        self,
-        fts: str,
-        base: str,
-        plan: Plan,
-        columns: str,
-        extra: str,
-        owner: Sequence[object],
-        fetch: int,
-        limit: int,
-        weights: str,
-    ) -> list[Row]:
-        return self._ranked(fts, base, plan, columns, extra, owner, limit, ">=")
+    def _rank(self, t: Target, plan: Plan, fetch: int, limit: int) -> list[Row]:
+        return self._ranked(t, plan, limit, ">=")
 
-    def _older(
-        self,
-        fts: str,
-        base: str,
-        plan: Plan,
-        columns: str,
-        extra: str,
-        owner: Sequence[object],
-        limit: int,
-        weights: str,
-    ) -> list[Row]:
-        return self._ranked(fts, base, plan, columns, extra, owner, limit, "<")
+    def _older(self, t: Target, plan: Plan, limit: int) -> list[Row]:
+        return self._ranked(t, plan, limit, "<")
 
-    def _ranked(
-        self,
-        fts: str,
-        base: str,
-        plan: Plan,
-        columns: str,
-        extra: str,
-        owner: Sequence[object],
-        limit: int,
-        side: str,
-    ) -> list[Row]:
-        """The matches passing ``extra``, on ``side`` of the recency floor, best first.
+    def _ranked(self, t: Target, plan: Plan, limit: int, side: str) -> list[Row]:
+        """The matches passing ``t.extra``, on ``side`` of the recency floor, best first.
 
         ts_rank knows nothing of how rare a word is, so a row matching the one rare word of a
         question would lose to rows repeating its common ones. The score adds the IDF (from the
@@ -227,7 +195,7 @@ class PgTextSearch(TextSearch):
         terms a row matches, and keeps ``ts_rank`` (0…1) to order rows matching the same ones.
         """
         q, params = tsquery(plan.expression)
-        weights = self._idf(fts, plan.expression)
+        weights = self._idf(t.fts, plan.expression)
         idf_sql = "".join(
             f" + {w:.4f} * (b.tsv @@ t.q{i})::int" for i, (_, _, w) in enumerate(weights)
         )
@@ -236,10 +204,10 @@ class PgTextSearch(TextSearch):
         floor = f" AND b.id {side} ?" if plan.min_rowid is not None else ""
         floor_p: tuple[object, ...] = (plan.min_rowid,) if plan.min_rowid is not None else ()
         rows = self.db.query(
-            f"SELECT {columns}, ts_rank(b.tsv, t.q){idf_sql} AS score"
-            f" FROM (SELECT {q} AS q{term_cols}) AS t, {base} b"
-            f" WHERE b.tsv @@ t.q AND ({extra}){floor} ORDER BY score DESC, b.id DESC LIMIT ?",
-            (*params, *term_params, *owner, *floor_p, limit),
+            f"SELECT {t.columns}, ts_rank(b.tsv, t.q){idf_sql} AS score"
+            f" FROM (SELECT {q} AS q{term_cols}) AS t, {t.base} b"
+            f" WHERE b.tsv @@ t.q AND ({t.extra}){floor} ORDER BY score DESC, b.id DESC LIMIT ?",
+            (*params, *term_params, *t.owner, *floor_p, limit),
         )
         for r in rows:
             r["score"] = round(float(r["score"]), 4)

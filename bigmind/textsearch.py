@@ -46,6 +46,19 @@ class Plan:
     min_rowid: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What one search ranks: the base table ``b`` behind an FTS table, the columns to return,
+    the condition rows must pass (owner, deprecation) with its parameters, the column weights."""
+
+    fts: str
+    base: str
+    columns: str
+    extra: str
+    owner: tuple[object, ...]
+    weights: str
+
+
 @dataclass(slots=True)
 class TextSearch:
     """BM25 search with bounded cost over one backend's FTS5 tables."""
@@ -142,65 +155,46 @@ class TextSearch:
         )
         return int(rows[0]["rowid"]) if rows else None
 
-    def _rank(
-        self,
-        fts: str,
-        base: str,
-        plan: Plan,
-        columns: str,
-        extra: str,
-        owner: Sequence[object],
-        fetch: int,
-        limit: int,
-        weights: str,
-    ) -> list[Row]:
-        """The best ``limit`` rows among the top ``fetch`` matches that pass ``extra``, with a
-        ``score`` (higher is better)."""
+    def _rank(self, t: Target, plan: Plan, fetch: int, limit: int) -> list[Row]:
+        """The best ``limit`` rows among the top ``fetch`` matches that pass ``t.extra``, with
+        a ``score`` (higher is better)."""
+        fts = t.fts
         floor = " AND rowid >= ?" if plan.min_rowid is not None else ""
         floor_p: tuple[object, ...] = (plan.min_rowid,) if plan.min_rowid is not None else ()
         rows = self.db.query(
-            f"SELECT {columns}, m.rid, m.score FROM ("
-            f"  SELECT rowid AS rid, bm25({fts}, {weights}) AS score"
+            f"SELECT {t.columns}, m.rid, m.score FROM ("
+            f"  SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score"
             f"  FROM {fts} WHERE {fts} MATCH ?{floor} ORDER BY score LIMIT ?"
-            f") AS m JOIN {base} b ON b.rowid = m.rid WHERE {extra}"
+            f") AS m JOIN {t.base} b ON b.rowid = m.rid WHERE {t.extra}"
             " ORDER BY m.score LIMIT ?",
-            (plan.expression, *floor_p, fetch, *owner, limit),
+            (plan.expression, *floor_p, fetch, *t.owner, limit),
         )
         for r in rows:
             r.pop("rid")
             r["score"] = round(-float(r["score"]), 4)
         return rows
 
-    def _older(
-        self,
-        fts: str,
-        base: str,
-        plan: Plan,
-        columns: str,
-        extra: str,
-        owner: Sequence[object],
-        limit: int,
-        weights: str,
-    ) -> list[Row]:
-        """The best ``limit`` rows passing ``extra`` below the plan's recency floor: this
+    def _older(self, t: Target, plan: Plan, limit: int) -> list[Row]:
+        """The best ``limit`` rows passing ``t.extra`` below the plan's recency floor: this
         owner's most recent ``budget`` matches there first (owner filter first, so the cost
         follows this owner's rows), then ranked by BM25."""
+        fts = t.fts
         ids = [
             r["rid"]
             for r in self.db.query(
-                f"SELECT {fts}.rowid AS rid FROM {fts} JOIN {base} b ON b.rowid = {fts}.rowid"
-                f" WHERE {fts} MATCH ? AND {fts}.rowid < ? AND {extra}"
+                f"SELECT {fts}.rowid AS rid FROM {fts} JOIN {t.base} b ON b.rowid = {fts}.rowid"
+                f" WHERE {fts} MATCH ? AND {fts}.rowid < ? AND {t.extra}"
                 f" ORDER BY {fts}.rowid DESC LIMIT ?",
-                (plan.expression, plan.min_rowid, *owner, self.budget),
+                (plan.expression, plan.min_rowid, *t.owner, self.budget),
             )
         ]
         if not ids:
             return []
         rows = self.db.query(
-            f"SELECT {columns}, m.score FROM ("
-            f"  SELECT rowid AS rid, bm25({fts}, {weights}) AS score FROM {fts}"
+            f"SELECT {t.columns}, m.score FROM ("
+            f"  SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score FROM {fts}"
             f"  WHERE {fts} MATCH ? AND rowid IN ({','.join('?' * len(ids))})"
-            f") AS m JOIN {base} b ON b.rowid = m.rid ORDER BY m.score LIMIT ?",
+            f") AS m JOIN {t.base} b ON b.rowid = m.rid ORDER BY m.score LIMIT ?",
             (plan.expression, *ids, limit),
         )
         for r in rows:
@@ -227,9 +221,10 @@ class TextSearch:
         plan = self.plan(fts, text)
         if plan is None:
             return [], None
+        t = Target(fts, base, columns, extra, tuple(owner), weights)
         fetch = max(limit * 3, 30)
         while True:
-            rows = self._rank(fts, base, plan, columns, extra, owner, fetch, limit, weights)
+            rows = self._rank(t, plan, fetch, limit)
             if len(rows) >= limit or fetch >= 1_000_000 or not self.overfetch:
                 break
             # Other users' or filtered rows took places: look further down the ranking.
@@ -239,6 +234,6 @@ class TextSearch:
         if plan.min_rowid is not None and len(rows) < limit:
             # The recency floor is the most recent matches of ALL users: a user whose matches
             # are older (a quiet member of a busy team) ranks among their own below it.
-            older = self._older(fts, base, plan, columns, extra, owner, limit, weights)
+            older = self._older(t, plan, limit)
             rows = sorted([*rows, *older], key=lambda r: -float(r["score"]))[:limit]
         return rows, plan
