@@ -255,21 +255,23 @@ def test_rows_held_by_other_data_fail_verification(
     assert last.startswith("bigmind: ") and "facts (1)" in last
 
 
-def test_refuses_a_url_that_is_not_postgresql(
-    source: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("url", "code", "message"),
+    [
+        (f"mysql://u:{PASSWORD}@localhost/db", 2, "must be a PostgreSQL URL"),
+        (
+            f"postgresql://u:{PASSWORD}@127.0.0.1:1/db",
+            5,
+            "Cannot connect to PostgreSQL at postgresql://u:***@127.0.0.1:1/db",
+        ),
+    ],
+    ids=["not-postgresql", "unreachable"],
+)
+def test_a_bad_target_is_a_clear_error_without_the_password(
+    source: Path, capsys: pytest.CaptureFixture[str], url: str, code: int, message: str
 ) -> None:
-    code, out, err = run(capsys, "--to", f"mysql://u:{PASSWORD}@localhost/db")
-    assert code == 2
-    assert "must be a PostgreSQL URL" in err
-    assert PASSWORD not in err + out
-
-
-def test_unreachable_server_is_a_clear_error(
-    source: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = run(capsys, "--to", f"postgresql://u:{PASSWORD}@127.0.0.1:1/db")
-    assert code == 5
-    assert "Cannot connect to PostgreSQL at postgresql://u:***@127.0.0.1:1/db" in err
+    got, out, err = run(capsys, "--to", url)
+    assert got == code and message in err
     assert PASSWORD not in err + out
 
 
