@@ -353,7 +353,7 @@ class Recall:
             return
         ts = now_ts()
         facts = [int(c.id) for c in top if c.kind == "fact"]
-        others = [(c.kind, c.id) for c in top if c.kind != "fact"]
+        others = list(dict.fromkeys((c.kind, c.id) for c in top if c.kind != "fact"))
         with self.store.db.transaction() as tx:
             if facts:
                 tx.execute(
@@ -361,13 +361,14 @@ class Recall:
                     f" last_accessed_at = ? WHERE id IN ({_marks(facts)}) AND +user_id = ?",
                     (ts, *facts, self.store.uid),
                 )
-            for kind, item_id in others:
+            if others:  # one statement for all hits (each is a round trip on PostgreSQL)
                 tx.execute(
                     "INSERT INTO memory_usage(kind, item_id, user_id, access_count,"
-                    " last_accessed_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT(kind, item_id,"
-                    " user_id) DO UPDATE SET access_count = memory_usage.access_count + 1,"
+                    f" last_accessed_at) VALUES {', '.join(['(?, ?, ?, 1, ?)'] * len(others))}"
+                    " ON CONFLICT(kind, item_id, user_id) DO UPDATE SET"
+                    " access_count = memory_usage.access_count + 1,"
                     " last_accessed_at = excluded.last_accessed_at",
-                    (kind, item_id, self.store.uid, ts),
+                    [v for kind, item_id in others for v in (kind, item_id, self.store.uid, ts)],
                 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bigmind.recall import Recall
 from bigmind.search import MAX_TERMS, build_fts_query, terms_of
 from bigmind.store import Store
 
@@ -109,3 +110,13 @@ def test_excerpt_centres_on_the_first_term_and_bolds_matches() -> None:
     assert out.startswith("…") and out.endswith("…")
     assert len(out.replace("…", "").split()) == 20
     assert excerpt("short text", ["absent"]) == "short text"
+
+
+def test_every_hit_of_a_recall_is_counted_once_per_search(store: Store) -> None:
+    for i in range(3):
+        store.append_chunk(f"deploy step {i}: roll the canary")
+    recall = Recall(store, None)
+    for _ in range(2):
+        assert len(recall.search("canary deploy", 3, ["chunk"], mode="keyword").hits) == 3
+    rows = store.db.query("SELECT kind, access_count FROM memory_usage ORDER BY item_id")
+    assert [(r["kind"], r["access_count"]) for r in rows] == [("chunk", 2)] * 3
