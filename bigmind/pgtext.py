@@ -30,7 +30,7 @@ from typing import ClassVar
 from bigmind.db import Row
 from bigmind.migrations import FTS_TABLES
 from bigmind.search import quote_term
-from bigmind.textsearch import DF_CACHE_SECONDS, Plan, Target, TextSearch
+from bigmind.textsearch import DF_CACHE_MAX, DF_CACHE_SECONDS, Plan, Target, TextSearch
 
 _BASE = {fts: base for fts, base, _cols in FTS_TABLES}
 _INT_IDS = {"conversation_chunks", "facts", "global_knowledge"}  # ids grow with time
@@ -78,6 +78,14 @@ class PgTextSearch(TextSearch):
 
     overfetch: ClassVar[bool] = False
     _stats_cache: dict[str, tuple[LexemeStats | None, float]] | None = None
+    _lexeme_cache: dict[str, list[str]] | None = None
+
+    @property
+    def _lexemes(self) -> dict[str, list[str]]:
+        """Each term's 'english' lexemes (a term's lexemes never change)."""
+        if self._lexeme_cache is None:
+            self._lexeme_cache = {}
+        return self._lexeme_cache
 
     def stats(self, fts: str) -> LexemeStats | None:
         """The table's lexeme statistics when it is big and analysed, else None (count)."""
@@ -106,16 +114,31 @@ class PgTextSearch(TextSearch):
         self._stats_cache[fts] = (found, now)
         return found
 
+    def _prefetch(self, fts: str, terms: tuple[str, ...]) -> None:
+        """The 'english' lexemes of every term not looked up yet, in one statement."""
+        if self.stats(fts) is None:
+            return
+        todo = [t for t in terms if t not in self._lexemes and not t.endswith("*")]
+        if not todo:
+            return
+        if len(self._lexemes) >= DF_CACHE_MAX:
+            self._lexemes.clear()
+        found: dict[str, list[str]] = {t: [] for t in todo}
+        for r in self.db.query(
+            "SELECT x.term, unnest(tsvector_to_array(to_tsvector('english', x.term))) AS lx"
+            " FROM unnest(CAST(? AS text[])) AS x(term)",
+            (todo,),
+        ):
+            found[r["term"]].append(r["lx"])
+        self._lexemes.update(found)
+
     def _doc_freq(self, fts: str, term: str) -> int:
         stats = self.stats(fts)
         if stats is None or term.endswith("*"):
             return super()._doc_freq(fts, term)
-        lexemes = [
-            r["lx"]
-            for r in self.db.query(
-                "SELECT unnest(tsvector_to_array(to_tsvector('english', ?))) AS lx", (term,)
-            )
-        ]
+        if term not in self._lexemes:
+            self._prefetch(fts, (term,))
+        lexemes = self._lexemes[term]
         if not lexemes:
             return 0  # a stop word: matches nothing
         # A lexeme not listed is rarer than every listed one, perhaps absent: a question's

@@ -98,7 +98,11 @@ class TextSearch:
         self._plans[key] = (plan, now)
         return plan
 
+    def _prefetch(self, fts: str, terms: tuple[str, ...]) -> None:
+        """Let a dialect look up what it needs for all terms at once (PostgreSQL: lexemes)."""
+
     def _make_plan(self, fts: str, everything: str, terms: tuple[str, ...]) -> Plan:
+        self._prefetch(fts, terms)
         freq = {t: self._doc_freq(fts, t) for t in terms}
         present = sorted((t for t in terms if freq[t]), key=lambda t: freq[t])
         if not present:
