@@ -30,9 +30,9 @@ from privacy_world import (
     UNKNOWN_INT,
     Settings_for,
     World,
-    new_sid,
     alice_snapshot,
     assert_alice_intact,
+    new_sid,
     open_world,
 )
 
