@@ -32,6 +32,7 @@ from typing import Any
 
 from bigmind.db import SQLiteBackend
 from bigmind.errors import InvalidInput, MigrationIncomplete, NotFound
+from bigmind.migrations import MIGRATIONS, renumber_after_explicit_ids
 from bigmind.pg import PostgresBackend, redact
 from bigmind.vectors import SOURCES, VectorStore
 
@@ -135,7 +136,6 @@ class MigrationReport:
 
 # -- planning ----------------------------------------------------------------------------------
 def _check_schema(src: SQLiteBackend) -> None:
-    from bigmind.migrations import MIGRATIONS
 
     known = {m.name for m in MIGRATIONS}
     newer = sorted(
@@ -393,14 +393,8 @@ def _advance_sequences(tgt: PostgresBackend, table: str) -> None:
         (table,),
     )
     for r in identity:
-        col = r["name"]
         with tgt.transaction() as tx:
-            tx.execute(
-                "SELECT setval(s, m) FROM (SELECT CAST(pg_get_serial_sequence(?, ?) AS regclass)"
-                f" AS s, (SELECT max({col}) FROM {table}) AS m) x"
-                " WHERE m IS NOT NULL AND m > coalesce(pg_sequence_last_value(s), 0)",
-                (table, col),
-            )
+            renumber_after_explicit_ids(tx, table, r["name"])
 
 
 # -- verification ------------------------------------------------------------------------------

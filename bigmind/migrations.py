@@ -335,13 +335,16 @@ INSERT INTO {fts}({fts}) VALUES ('rebuild');
         )
 
 
-def renumber_after_explicit_ids(tx: Tx, table: str) -> None:
+def renumber_after_explicit_ids(tx: Tx, table: str, column: str = "id") -> None:
     """After rows were inserted with their own integer ids (import, migrate-db): PostgreSQL's
-    identity sequence does not see them, so move it past the highest id. SQLite needs nothing."""
+    identity sequence does not see them, so move it past the highest id — never back, since
+    ids it handed out stay used. SQLite needs nothing."""
     if tx.dialect == "postgresql":
         tx.execute(
-            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
-            f" (SELECT coalesce(max(id), 0) + 1 FROM {table}), false)"
+            "SELECT setval(s, m) FROM (SELECT CAST(pg_get_serial_sequence(?, ?) AS regclass)"
+            f" AS s, (SELECT max({column}) FROM {table}) AS m) x"
+            " WHERE m IS NOT NULL AND m > coalesce(pg_sequence_last_value(s), 0)",
+            (table, column),
         )
 
 
