@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from bigmind.db import Row
@@ -73,25 +73,17 @@ def tsquery(expression: str) -> tuple[str, tuple[str, ...]]:
     return "".join(sql) or "''::tsquery", tuple(params)
 
 
+@dataclass  # not slots: a slots dataclass is a new class, which breaks super() in its methods
 class PgTextSearch(TextSearch):
     """:class:`TextSearch` with PostgreSQL's SQL and, on big tables, its statistics."""
 
     overfetch: ClassVar[bool] = False
-    _stats_cache: dict[str, tuple[LexemeStats | None, float]] | None = None
-    _lexeme_cache: dict[str, list[str]] | None = None
-
-    @property
-    def _lexemes(self) -> dict[str, list[str]]:
-        """Each term's 'english' lexemes (a term's lexemes never change)."""
-        if self._lexeme_cache is None:
-            self._lexeme_cache = {}
-        return self._lexeme_cache
+    _stats: dict[str, tuple[LexemeStats | None, float]] = field(default_factory=dict)
+    _lexemes: dict[str, list[str]] = field(default_factory=dict)  # term → its 'english' lexemes
 
     def stats(self, fts: str) -> LexemeStats | None:
         """The table's lexeme statistics when it is big and analysed, else None (count)."""
-        if self._stats_cache is None:
-            self._stats_cache = {}
-        hit = self._stats_cache.get(fts)
+        hit = self._stats.get(fts)
         now = time.monotonic()
         if hit and now - hit[1] < DF_CACHE_SECONDS:
             return hit[0]
@@ -111,7 +103,7 @@ class PgTextSearch(TextSearch):
             found = LexemeStats(
                 float(r["n"]), dict(zip(r["elems"], freqs, strict=True)), min(freqs)
             )
-        self._stats_cache[fts] = (found, now)
+        self._stats[fts] = (found, now)
         return found
 
     def _prefetch(self, fts: str, terms: tuple[str, ...]) -> None:

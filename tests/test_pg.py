@@ -206,7 +206,7 @@ def test_big_tables_are_planned_from_statistics_not_counts(
         for i in range(60):
             store.append_chunk(f"the service request {i} timed out")
         backend.query("ANALYZE conversation_chunks")
-        text._stats_cache = None  # statistics are re-read every few minutes
+        text._stats.clear()  # statistics are re-read every few minutes
         both = text.plan("conversation_chunks_fts", "service request timed")
         assert both is not None and both.conjunctive
     finally:
