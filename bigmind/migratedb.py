@@ -382,7 +382,7 @@ def _build_index(tgt: PostgresBackend, kind: str, dim: int, rows: int) -> None:
         current = tx.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem')) AS b")
         if want > int(current[0]["b"]):
             tx.script(f"SET LOCAL maintenance_work_mem = '{want // (1 << 20)}MB'")
-        tx.script(VectorStore(tgt)._create(kind, dim))  # the vector store's own DDL
+        tx.script(VectorStore(tgt).table_ddl(kind, dim))  # the vector store's own DDL
 
 
 def _advance_sequences(tgt: PostgresBackend, table: str) -> None:

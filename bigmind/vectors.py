@@ -223,7 +223,7 @@ class VectorStore:
         with self.db.transaction() as tx:
             self._drop(tx)
             for kind in SOURCES:
-                tx.script(self._create(kind, dim))
+                tx.script(self.table_ddl(kind, dim))
             tx.execute(
                 "INSERT INTO embedding_state(key, value) VALUES ('model', ?), ('dim', ?)",
                 (model_id, str(dim)),
@@ -232,7 +232,8 @@ class VectorStore:
         with self._lock:
             self._parts.clear()
 
-    def _create(self, kind: str, dim: int) -> str:
+    def table_ddl(self, kind: str, dim: int) -> str:
+        """The DDL of the vector table for ``kind`` (migrate-db rebuilds indexes with it)."""
         t = table(kind)
         if self.pg:
             return (
