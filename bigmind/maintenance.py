@@ -142,7 +142,7 @@ def _pg_integrity(db: Backend) -> list[Check]:
     names = ", ".join(r["name"] for r in bad)
     checks = [Check("database integrity", not bad, f"invalid indexes: {names}" if bad else "ok")]
     for _fts, base, _cols in FTS_TABLES:
-        ok = bool(db.query("SELECT to_regclass(?) IS NOT NULL AS x", (f"idx_{base}_tsv",))[0]["x"])
+        ok = db.table_exists(f"idx_{base}_tsv")  # to_regclass: any relation, indexes too
         detail = "tsvector + GIN" if ok else "GIN index missing; restart BigMind to migrate"
         checks.append(Check(f"full-text index {base}", ok, detail))
     vec = getattr(db, "vec_version", None)
