@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ def setup_logging(level: str) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Start the MCP server on stdio."""
     from bigmind.app import build_server
+    from bigmind.runtime import Runtime
 
     settings = load_settings()
     setup_logging(settings.log_level)
@@ -59,7 +61,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from bigmind.db import open_database
 
         open_database(settings).close()
-    build_server(settings).run(transport="stdio", show_banner=False)
+    rt = Runtime(settings, background=True)
+    if settings.web:
+        # The profile page starts beside the stdio loop and never delays or stops it.
+        from bigmind.webserver import start_in_background
+
+        threading.Thread(target=start_in_background, args=(rt,), daemon=True).start()
+    build_server(settings, rt).run(transport="stdio", show_banner=False)
     return 0
 
 
@@ -348,6 +356,12 @@ COMMANDS: dict[str, Command] = {
         "bigmind migrate-db --to postgresql://bigmind@db.example.com/bigmind",
         "bigmind.migratedb:migrate_db_arguments",
         json=True,
+    ),
+    "web": Command(
+        "bigmind.webserver:cmd_web",
+        "Serve your profile page (stats, activity, facts, curation) on 127.0.0.1:BIGMIND_PORT.",
+        "bigmind web --open",
+        "bigmind.webserver:web_arguments",
     ),
     "version": Command(cmd_version, "Print the installed version.", "bigmind version", json=True),
 }

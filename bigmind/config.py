@@ -28,8 +28,12 @@ class Settings(BaseSettings):
     db_url: str | None = Field(default=None, description="PostgreSQL DSN (enterprise mode).")
     mode: Literal["personal", "team", "enterprise"] = "personal"
     user: str = Field(default_factory=_login_name, description="Whose memory this server serves.")
-    port: int = Field(default=7700, ge=1, le=65535)
-    autoopen: bool = False
+    port: int = Field(default=7700, ge=1, le=65535, description="Profile page port.")
+    web: bool = Field(default=True, description="`bigmind serve` also serves the profile page.")
+    web_host: str = Field(
+        default="127.0.0.1", description="Profile page address; other hosts reach it if changed."
+    )
+    autoopen: bool = Field(default=False, description="Open the profile page in a browser.")
     log_level: str = "WARNING"
     busy_timeout_ms: int = Field(default=10_000, ge=0)
     context_budget: int = Field(default=1300, ge=200, le=20_000)

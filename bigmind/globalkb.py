@@ -190,11 +190,15 @@ def get(store: Store, entry_id: int) -> GlobalEntry:
 
 
 def list_entries(
-    store: Store, category: str | None = None, limit: int = 20, status: str = "approved"
+    store: Store,
+    category: str | None = None,
+    limit: int = 20,
+    status: str = "approved",
+    offset: int = 0,
 ) -> tuple[list[GlobalEntry], bool]:
-    """Entries with ``status``, most important then newest first. Returns (entries, own_only):
-    pending and deprecated entries are listed in full for curators and admins; members see
-    only the ones they promoted themselves."""
+    """Entries with ``status``, most important then newest first, skipping ``offset``.
+    Returns (entries, own_only): pending and deprecated entries are listed in full for
+    curators and admins; members see only the ones they promoted themselves."""
     st = _check_status(status)
     n = check_limit(limit)
     where = ["g.status = ?"]
@@ -208,7 +212,8 @@ def list_entries(
         args.append(store.uid)
     order = "g.importance DESC, g.updated_at DESC" if st == "approved" else "g.updated_at DESC"
     rows = store.db.query(
-        f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY {order}, g.id DESC LIMIT ?", (*args, n)
+        f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY {order}, g.id DESC LIMIT ? OFFSET ?",
+        (*args, n, max(0, int(offset))),
     )
     return [_entry(r) for r in rows], own_only
 

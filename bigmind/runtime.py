@@ -20,6 +20,7 @@ from bigmind.store import Store
 if TYPE_CHECKING:
     from bigmind.recall import Recall
     from bigmind.semantic import Semantic
+    from bigmind.webserver import ProfileServer
 
 log = logging.getLogger(__name__)
 RESTART_DELAY_S = 0.5  # long enough for the reply to reach the client
@@ -43,6 +44,7 @@ class Runtime:
         self.background = background
         self._store: Store | None = None
         self._semantic: Semantic | None = None
+        self._web: ProfileServer | None = None
         self._lock = threading.Lock()
         self._exit = exit_process
 
@@ -88,12 +90,23 @@ class Runtime:
 
         return Recall(self.store, self.semantic)
 
+    @property
+    def web(self) -> ProfileServer:
+        """The profile page (started on first use of its URL)."""
+        if self._web is None:
+            from bigmind.webserver import ProfileServer
+
+            self._web = ProfileServer(self)
+        return self._web
+
     def wrote(self) -> None:
         """A tool stored something: let the background embedder pick it up."""
         if self._semantic is not None:
             self._semantic.notify()
 
     def close(self) -> None:
+        if self._web is not None:
+            self._web.stop()
         with self._lock:
             if self._semantic is not None:
                 self._semantic.close()

@@ -469,6 +469,30 @@ class Store:
             )
         return self.get_fact(fact_id)
 
+    def restore_fact(self, fact_id: int) -> Fact:
+        """Undo :meth:`deprecate_fact`, unless an identical fact is active again meanwhile."""
+        current = self.get_fact(fact_id)
+        if not current.deprecated:
+            raise InvalidInput(f"Fact #{fact_id} is not deprecated. Nothing changed.")
+        with self.db.transaction() as tx:
+            same = tx.execute(
+                "SELECT f.id FROM facts f WHERE f.user_id = ? AND f.content_hash ="
+                " (SELECT content_hash FROM facts WHERE id = ?)"
+                " AND coalesce(f.deprecated, 0) = 0 AND f.id <> ? LIMIT 1",
+                (self.uid, fact_id, fact_id),
+            )
+            if same:
+                raise InvalidInput(
+                    f"An identical active fact #{same[0]['id']} exists; restoring #{fact_id}"
+                    " would duplicate it. Nothing changed."
+                )
+            tx.execute(
+                "UPDATE facts SET deprecated = 0, deprecation_reason = NULL, deprecated_at = NULL,"
+                " updated_at = ? WHERE id = ? AND +user_id = ?",
+                (now_ts(), fact_id, self.uid),
+            )
+        return self.get_fact(fact_id)
+
     def facts_by_ids(self, ids: Sequence[int]) -> list[Fact]:
         """The user's active facts with these ids, in the order given."""
         if not ids:

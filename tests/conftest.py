@@ -39,6 +39,17 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("BIGMIND_DB_PATH", str(tmp_path / "data" / "memory.db"))
     monkeypatch.setenv("BIGMIND_USER", "alice")
+    monkeypatch.setenv("BIGMIND_PORT", str(free_port()))  # a profile page never meets another
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (the kernel's pick)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 @pytest.fixture

@@ -14,9 +14,13 @@ bob a member, so her pending company entry is hers and the curators' alone.
 from __future__ import annotations
 
 import json
+import os
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from mcp_calls import call
@@ -444,6 +448,45 @@ async def _approve_global(w: World) -> None:
             "memory_approve_global", "entry_id", entry, UNKNOWN_INT, action=action
         )
         assert "Only a curator or admin" in msg
+
+
+PROFILE_PAGES = (
+    "/",
+    "/activity",
+    "/topics",
+    "/sessions",
+    "/facts",
+    "/facts?status=all",
+    f"/facts?q={LURE.replace(' ', '+')}",
+    "/hypotheses",
+    "/people",
+    "/global",
+    "/global?page=2",
+    "/api/identity",
+)
+
+
+@case("memory_get_profile_url")
+async def _profile_url(w: World) -> None:
+    # Bob's profile page, every view of it, shows none of alice's private rows.
+    _, data = await w.call("memory_get_profile_url")
+    for path in PROFILE_PAGES:
+        with urllib.request.urlopen(data["url"].rstrip("/") + path, timeout=20) as r:
+            w.check(f"profile page {path}", r.read().decode())
+    for sid in (w.a.closed, w.a.open):  # her sessions are "not found", the page says no more
+        with pytest.raises(urllib.error.HTTPError) as exc:
+            urllib.request.urlopen(f"{data['url']}sessions/{sid}", timeout=20)
+        assert exc.value.code == 404
+        w.check("profile session page", exc.value.read().decode(), {"id": sid})
+
+
+@case("memory_open_profile")
+async def _open_profile(w: World) -> None:
+    with patch.dict(os.environ):
+        os.environ.pop("DISPLAY", None)  # never a real browser from the tests
+        os.environ.pop("WAYLAND_DISPLAY", None)
+        text, data = await w.call("memory_open_profile")
+    assert data["opened"] is False and data["url"] in text
 
 
 @case("memory_restart_server")

@@ -48,7 +48,16 @@ def result(text: str, **data: Any) -> ToolResult:
 
 
 def register_all(mcp: FastMCP, rt: Runtime) -> None:
-    from bigmind.tools import activity, admin, company, journal, knowledge, people, sessions
+    from bigmind.tools import (
+        activity,
+        admin,
+        company,
+        journal,
+        knowledge,
+        people,
+        profile,
+        sessions,
+    )
 
-    for module in (sessions, knowledge, company, journal, activity, people, admin):
+    for module in (sessions, knowledge, company, journal, activity, people, admin, profile):
         module.register(mcp, rt)

@@ -75,7 +75,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         force: Annotated[bool, Field(description="Also close recently active ones.")] = False,
     ) -> ToolResult:
         """Close your other open sessions idle longer than idle_minutes (orphaned IDE windows).
-        Child tasks must not call this: it would close the parent."""
+        Child tasks: never (it closes the parent)."""
         closed = focus.close_stale(rt.store, session_id, idle_minutes, force)
         text = "Closed " + ", ".join(f"`{s.id}`" for s in closed) if closed else "Nothing to close."
         return result(text, closed=[s.id for s in closed])

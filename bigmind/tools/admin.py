@@ -33,16 +33,14 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_get_stats() -> ToolResult:
-        """Counts per tier (sessions, facts, chunks, hypotheses, company entries), facts per
-        category, database size and versions."""
+        """Counts per tier and per fact category, database size, versions."""
         data = maintenance.report(rt.store)
         data["semantic"] = semantic_status(rt)
         return result(json.dumps(data, indent=1, ensure_ascii=False), **data)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     def memory_get_instructions() -> str:
-        """The complete guide to using BigMind correctly. Call it if you are unsure what to do,
-        or if you missed memory_start_session()."""
+        """The full guide to using BigMind. Call it when unsure what to do."""
         return RULES
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
@@ -52,8 +50,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             int, Field(ge=1, le=3650, description="Facts untouched this long count as stale.")
         ] = 30,
     ) -> ToolResult:
-        """Diagnose the memory: database and full-text index integrity, schema version, open
-        sessions, sessions without summaries, stale and low-confidence facts."""
+        """Diagnose the memory: index integrity, schema version, open or unsummarised
+        sessions, stale and low-confidence facts."""
         checks = maintenance.health(rt.store, stale_days)
         sem = semantic_status(rt)
         checks.append(
@@ -77,8 +75,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             int, Field(ge=1, le=36500, description="Delete flagged chunks older than this.")
         ],
     ) -> ToolResult:
-        """Prune Tier-3 chunks older than N days. Session summaries, facts and the profile are
-        always kept. Only on the user's request."""
+        """Prune Tier-3 chunks older than N days (summaries, facts and profile are kept).
+        Only on the user's request."""
         n = maintenance.vacuum(rt.store, older_than_days)
         return result(
             f"Deleted {n} chunk(s) older than {older_than_days} days; summaries and facts kept.",
@@ -96,8 +94,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
     ) -> ToolResult:
-        """Back up all of the user's memory (profile, facts, sessions with summaries, chunks,
-        hypotheses…) to one JSON file, written atomically. Never overwrites unless asked."""
+        """Back up all of the user's memory to one JSON file, written atomically. Never
+        overwrites unless asked."""
         target = transfer.resolve_export_path(output_path, rt.settings.data_dir)
         counts = transfer.write_export(rt.store, target, overwrite=overwrite)
         summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
@@ -123,8 +121,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
     @edge
     def memory_restart_server() -> str:
-        """Restart BigMind to load new code: it replies, then exits cleanly; the client starts
-        it again (or the user reconnects it)."""
+        """Restart BigMind to load new code: it replies, exits cleanly, and the client starts
+        it again."""
         rt.restart_soon()
         return (
             "BigMind will exit in a moment. If your client does not restart it automatically, "

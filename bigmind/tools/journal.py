@@ -65,8 +65,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def memory_scan_hypotheses(
         stale_days: Annotated[int, Field(ge=1, le=3650, description="Open longer = stale.")] = 7,
     ) -> ToolResult:
-        """Cross-check open hypotheses against stored facts and chunks: possible support or
-        contradiction (a cue from the text, to verify), and which are stale."""
+        """Cross-check open hypotheses against facts and chunks: possible support or
+        contradiction (to verify), and which are stale."""
         scans = journal.scan(rt.store, stale_days)
         if not scans:
             return result("No open hypotheses.", scans=[])

@@ -160,8 +160,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         fact_id: Annotated[int, Field(ge=1, description="The fact's id (#N in results).")],
         reason: Annotated[str, Field(description="Why it is no longer true.")],
     ) -> ToolResult:
-        """Retire a fact that is no longer true. It stays in the database but leaves context and
-        search (memory_search_facts(include_deprecated=True) still finds it).
+        """Retire a fact that is no longer true: kept, but out of context and search
+        (memory_search_facts(include_deprecated=True) finds it).
         """
         f = rt.store.deprecate_fact(fact_id, reason)
         return result(

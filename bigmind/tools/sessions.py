@@ -200,8 +200,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             int, Field(ge=200, le=50_000, description="Size cap of the answer.")
         ] = 4_000,
     ) -> ToolResult:
-        """Tier-2 detail of one past session: narrative summary, key facts, code references and
-        its flagged exchanges. Use it when a session in the index looks relevant.
+        """Tier-2 detail of one past session: summary, key facts, code references, flagged
+        exchanges. Use it when a session in the index looks relevant.
         """
         s, summary, chunks = rt.store.session_detail(session_id)
         return result(
