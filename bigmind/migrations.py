@@ -439,6 +439,22 @@ def _m0010_global_review(tx: Tx, dialect: str) -> None:
     )
 
 
+def _m0011_profile_indexes(tx: Tx, dialect: str) -> None:
+    """The profile page lists facts newest first per state and category, a session's facts,
+    and counts flagged exchanges, on memories of 100k rows."""
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE INDEX IF NOT EXISTS idx_facts_user_state ON facts(user_id, deprecated, id);
+CREATE INDEX IF NOT EXISTS idx_facts_user_category ON facts(user_id, category, deprecated);
+CREATE INDEX IF NOT EXISTS idx_facts_source_session ON facts(source_session);
+CREATE INDEX IF NOT EXISTS idx_chunks_user_flagged ON conversation_chunks(user_id)
+    WHERE flag_reason IS NOT NULL;
+""",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -450,6 +466,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0008_session_importance_index", _m0008_session_importance),
     Migration("0009_embeddings", _m0009_embeddings),
     Migration("0010_global_review", _m0010_global_review),
+    Migration("0011_profile_indexes", _m0011_profile_indexes),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

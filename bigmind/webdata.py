@@ -328,8 +328,8 @@ def topics(store: Store) -> Topics:
         for tag in {t.strip().lower() for t in str(r["topics"]).split(",")} - {""}:
             tags[tag] += int(r["n"])
     cats = store.db.query(
-        "SELECT category, count(*) AS n FROM facts WHERE user_id = ?"
-        " AND coalesce(deprecated, 0) = 0 GROUP BY category",
+        "SELECT category, count(*) AS n FROM facts WHERE user_id = ? AND deprecated = 0"
+        " GROUP BY category",
         (store.uid,),
     )
     return Topics(
@@ -448,17 +448,20 @@ def facts(
     )
     categories = _ranked(Counter({str(r["category"]): int(r["n"]) for r in cats}))
     if not q:
-        where, args = ["f.user_id = ?"], list[object]([store.uid])
+        where, args = ["user_id = ?"], list[object]([store.uid])
         if status != "all":
-            where.append("coalesce(f.deprecated, 0) = ?")
+            where.append("deprecated = ?")
             args.append(1 if status == "deprecated" else 0)
         if cat:
-            where.append("f.category = ?")
+            where.append("category = ?")
             args.append(cat)
         cond = " AND ".join(where)
-        total = _count(store, f"SELECT count(*) AS n FROM facts f WHERE {cond}", tuple(args))
+        total = _count(store, f"SELECT count(*) AS n FROM facts WHERE {cond}", tuple(args))
+        # Newest first. The page's ids come from the index alone (idx_facts_user_state), so a
+        # deep page skips index entries, not joined rows.
         rows = store.db.query(
-            f"{_FACT_ROW} WHERE {cond} ORDER BY f.updated_at DESC, f.id DESC LIMIT ? OFFSET ?",
+            f"{_FACT_ROW} WHERE f.id IN (SELECT id FROM facts WHERE {cond}"
+            " ORDER BY id DESC LIMIT ? OFFSET ?) ORDER BY f.id DESC",
             (*args, n, _offset(page, n)),
         )
         items = [_fact_row(r) for r in rows]

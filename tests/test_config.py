@@ -13,11 +13,13 @@ from bigmind.config import Settings
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BIGMIND_DB_PATH")
     monkeypatch.delenv("BIGMIND_USER")
+    monkeypatch.delenv("BIGMIND_PORT")
     s = Settings()
     assert s.db_path == Path("~/.mcp/bigmind/memory.db").expanduser()
     assert s.mode == "personal" and s.port == 7700 and s.autoopen is False
     assert s.user  # the OS login name
     assert s.context_budget == 1300
+    assert s.web is True and s.web_host == "127.0.0.1"
 
 
 def test_environment_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -25,9 +27,10 @@ def test_environment_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     monkeypatch.setenv("BIGMIND_USER", "  bob ")
     monkeypatch.setenv("BIGMIND_MODE", "team")
     monkeypatch.setenv("BIGMIND_AUTOOPEN", "true")
+    monkeypatch.setenv("BIGMIND_WEB", "0")
     s = Settings()
     assert s.db_path == Path.home() / "x" / "y.db"
-    assert s.user == "bob" and s.mode == "team" and s.autoopen is True
+    assert s.user == "bob" and s.mode == "team" and s.autoopen is True and s.web is False
     assert s.data_dir == Path.home() / "x"
 
 
