@@ -373,9 +373,8 @@ class Store:
             tag = topic.strip().lower()
             rows = self.db.query(
                 f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ?"
-                " AND (',' || lower(coalesce(topics, '')) || ',') LIKE ?"
-                " ORDER BY started_at DESC LIMIT ? OFFSET ?",
-                (self.uid, f"%,{tag},%", n, offset),
+                f" AND {TOPIC_MATCH} ORDER BY started_at DESC LIMIT ? OFFSET ?",
+                (self.uid, topic_pattern(tag), n, offset),
             )
         else:
             rows = self.db.query(
@@ -696,6 +695,15 @@ class Store:
                 "SELECT count(*) AS n FROM global_knowledge WHERE status = 'approved'"
             )[0]["n"],
         }
+
+
+# One tag of a session's comma-separated topics, any case; `%` and `_` in a tag are literal.
+TOPIC_MATCH = "(',' || lower(coalesce(topics, '')) || ',') LIKE ? ESCAPE '\\'"
+
+
+def topic_pattern(topic: str) -> str:
+    tag = topic.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%,{tag},%"
 
 
 def session_from_row(row: Row) -> Session:

@@ -35,7 +35,14 @@ from bigmind.models import (
 )
 from bigmind.people import Person
 from bigmind.recall import Recall
-from bigmind.store import MAX_LIMIT, Store, fact_from_row, session_from_row
+from bigmind.store import (
+    MAX_LIMIT,
+    TOPIC_MATCH,
+    Store,
+    fact_from_row,
+    session_from_row,
+    topic_pattern,
+)
 
 T = TypeVar("T")
 PER_PAGE = 25
@@ -346,8 +353,8 @@ def sessions(
     n = _per_page(per_page)
     where, args = "user_id = ?", [store.uid]
     if topic and topic.strip():
-        where += " AND (',' || lower(coalesce(topics, '')) || ',') LIKE ?"
-        args.append(f"%,{topic.strip().lower()},%")
+        where += f" AND {TOPIC_MATCH}"
+        args.append(topic_pattern(topic))
     total = _count(store, f"SELECT count(*) AS n FROM sessions WHERE {where}", tuple(args))
     rows = store.db.query(
         f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {where}"

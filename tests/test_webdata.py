@@ -193,6 +193,16 @@ def test_sessions_pages_newest_first_with_topic_filter(store: Store) -> None:
         webdata.sessions(store, per_page=0)
 
 
+def test_topic_wildcards_are_literal(store: Store) -> None:
+    _sessions_on(store, DAY, topics="c_d,100%")
+    _sessions_on(store, DAY, topics="cxd,1000,back\\slash")
+    assert webdata.sessions(store, topic="c_d").total == 1
+    assert webdata.sessions(store, topic="100%").total == 1
+    assert webdata.sessions(store, topic="%").total == 0
+    assert webdata.sessions(store, topic="back\\slash").total == 1
+    assert len(store.list_sessions(topic="c_d")) == 1  # the tool's filter is the same
+
+
 def test_session_detail_and_other_users_ids(store: Store) -> None:
     sid = store.start_session().session.id
     f1, _, _ = store.store_fact("decision", "Keep the queue", session_id=sid)
