@@ -160,6 +160,8 @@ def test_deprecate_needs_a_reason(web: TestClient, world: WebWorld, runtime: Run
         ({"reason": "x", "csrf": "forged"}, {}),  # wrong token
         ({"reason": "x", "csrf": None}, {"origin": "http://evil.example"}),  # another site
         ({"reason": "x", "csrf": None}, {"origin": "null"}),
+        ({"reason": "x", "csrf": None}, {"sec-fetch-site": "cross-site"}),
+        ({"reason": "x", "csrf": None}, {"origin": BASE, "sec-fetch-site": "same-site"}),
     ],
 )
 def test_changes_without_a_valid_token_or_from_elsewhere_are_refused(
@@ -174,6 +176,26 @@ def test_changes_without_a_valid_token_or_from_elsewhere_are_refused(
     assert r.status_code == 403
     assert "refused" in r.text or "security token" in r.text
     assert not runtime.store.get_fact(world.fact_id).deprecated
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": BASE, "sec-fetch-site": "same-origin"},
+        {"origin": "null", "sec-fetch-site": "same-origin"},  # a strict referrer policy
+        {},  # an older client that sends neither
+    ],
+)
+def test_changes_from_this_site_are_accepted(
+    web: TestClient, world: WebWorld, runtime: Runtime, headers: dict[str, str]
+) -> None:
+    r = web.post(
+        f"/facts/{world.fact_id}/deprecate",
+        data={"csrf": token(web), "reason": "stale"},
+        headers=headers,
+    )
+    assert r.status_code == 303
+    assert runtime.store.get_fact(world.fact_id).deprecated
 
 
 def test_get_on_a_change_is_405_and_a_foreign_host_is_refused(
