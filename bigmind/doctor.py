@@ -64,8 +64,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report(checks), ensure_ascii=False))
     else:
+        width = max(len(c.name) for c in checks)
         for c in checks:
-            print(f"{MARKS[c.status]} {c.name:<10} {c.detail}")
+            print(f"{MARKS[c.status]} {c.name:<{width}} {c.detail}")
     return 0 if all_ok(checks) else 1
 
 
@@ -93,6 +94,7 @@ def run_checks(project: Path, *, quick: bool = False) -> list[Check]:
             settings_check,
             Check("database", "warn", SKIPPED),
             Check("embedder", "warn", SKIPPED),
+            Check("profile page", "warn", SKIPPED),
             check_clients(project),
         ]
     backend: AnyBackend | None
@@ -113,7 +115,22 @@ def run_checks(project: Path, *, quick: bool = False) -> list[Check]:
     finally:
         if backend is not None:
             backend.close()
-    return [check_python(), *drivers, settings_check, db_check, embedder, check_clients(project)]
+    return [
+        check_python(),
+        *drivers,
+        settings_check,
+        db_check,
+        embedder,
+        check_profile_page(settings),
+        check_clients(project),
+    ]
+
+
+def check_profile_page(settings: Settings) -> Check:
+    from bigmind.webserver import port_status
+
+    fine, detail = port_status(settings)
+    return Check("profile page", "ok" if fine else "warn", detail)
 
 
 # -- runtime and driver ---------------------------------------------------------------------

@@ -31,6 +31,7 @@ from bigmind.errors import BackendUnavailable, InvalidInput
 if TYPE_CHECKING:
     import uvicorn
 
+    from bigmind.config import Settings
     from bigmind.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -126,6 +127,29 @@ def _note(first: int, got: int, taken: list[str]) -> str:
     if got == first:
         return ""
     return f"port {first} is taken by {taken[0].split(' (', 1)[1].rstrip(')')}; serving on {got}"
+
+
+def port_status(settings: Settings) -> tuple[bool, str]:
+    """For `bigmind doctor`: (fine, what a server starting now would find on BIGMIND_PORT)."""
+    if not settings.web:
+        return True, "off (BIGMIND_WEB=0); `bigmind web` serves it on demand"
+    url = url_for(settings.web_host, settings.port)
+    other = probe(url)
+    if other is not None:
+        if other.get("user") == settings.user and other.get("database") == settings.database:
+            return True, f"served at {url} (pid {other.get('pid')})"
+        return False, (
+            f"port {settings.port} serves BigMind for {other.get('user')} "
+            f"({other.get('database')}): this memory's page takes the next free port"
+        )
+    try:
+        _bind(settings.web_host, settings.port).close()
+    except OSError as exc:
+        return False, (
+            f"{settings.web_host}:{settings.port} unavailable ({exc.strerror}): the page takes "
+            "the next free port; set BIGMIND_PORT to choose one"
+        )
+    return True, f"{url} is free; `bigmind serve` or `bigmind web` serves the page there"
 
 
 class ProfileServer:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -16,14 +17,25 @@ import pytest
 from pg_fixture import with_database
 
 from bigmind.cli import main
+from bigmind.config import Settings
 from bigmind.db import Backend
 from bigmind.doctor import MARKS, run_checks
 from bigmind.migrations import SCHEMA_VERSION
 from bigmind.pg import redact
+from bigmind.runtime import Runtime
 from bigmind.store import Store
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
-PG_CHECKS = ["python", "postgresql", "pgvector", "settings", "database", "embedder", "clients"]
+PG_CHECKS = [
+    "python",
+    "postgresql",
+    "pgvector",
+    "settings",
+    "database",
+    "embedder",
+    "profile page",
+    "clients",
+]
 
 
 def doctor(
@@ -84,9 +96,14 @@ def test_a_fresh_install_is_ok_and_doctor_does_not_create_the_database(
         "settings",
         "database",
         "embedder",
+        "profile page",
         "clients",
     ]
     assert checks["sqlite"]["status"] == "ok" and "FTS5 available" in checks["sqlite"]["detail"]
+    assert checks["profile page"]["status"] == "ok"
+    assert checks["profile page"]["detail"].endswith(
+        "is free; `bigmind serve` or `bigmind web` serves the page there"
+    )
     assert checks["sqlite-vec"]["status"] == "ok"
     assert checks["database"] == {
         "name": "database",
@@ -269,6 +286,39 @@ def test_an_unknown_bigmind_variable_is_a_warning(
     assert "unknown BIGMIND_EMBED_MODLE ignored" in checks["settings"]["detail"]
 
 
+def test_profile_page_is_found_served_off_or_blocked(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Settings,
+) -> None:
+    rt = Runtime(settings)
+    try:
+        url = rt.web.url()  # this memory's page, as a running `bigmind serve` has it
+        code, checks = doctor(capsys, tmp_path, "--quick")
+        assert checks["profile page"] == {
+            "name": "profile page",
+            "status": "ok",
+            "detail": f"served at {url} (pid {os.getpid()})",
+        }
+        monkeypatch.setenv("BIGMIND_USER", "bob")  # bob's server would find alice's page there
+        code, checks = doctor(capsys, tmp_path, "--quick")
+        assert checks["profile page"]["status"] == "warn"
+        assert "serves BigMind for alice" in checks["profile page"]["detail"]
+    finally:
+        rt.close()
+    with socket.socket() as blocker:  # another program holds a port
+        blocker.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("BIGMIND_PORT", str(blocker.getsockname()[1]))
+        monkeypatch.setenv("BIGMIND_USER", "alice")
+        code, checks = doctor(capsys, tmp_path, "--quick")
+    assert checks["profile page"]["status"] == "warn" and code == 0
+    assert "the page takes the next free port" in checks["profile page"]["detail"]
+    monkeypatch.setenv("BIGMIND_WEB", "0")
+    code, checks = doctor(capsys, tmp_path, "--quick")
+    assert checks["profile page"]["detail"].startswith("off (BIGMIND_WEB=0)")
+
+
 def test_database_counts_the_users_facts_and_sessions(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, store: Store, db_url: str | None
 ) -> None:
@@ -441,10 +491,10 @@ def test_human_output_has_one_marked_line_per_check(
     monkeypatch.setenv("BIGMIND_CONTEXT_BUDGET", "5")
     assert main(["doctor", "--quick", "--project", str(tmp_path)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 7
+    assert len(lines) == 8
     assert {line[0] for line in lines} == set(MARKS.values())
     assert lines[0].startswith("✓ python ")
-    assert next(x for x in lines if "settings" in x).startswith("✗ settings   invalid ")
+    assert next(x for x in lines if "settings" in x).startswith("✗ settings     invalid ")
 
 
 def test_a_missing_project_folder_is_invalid_input(

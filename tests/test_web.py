@@ -53,6 +53,27 @@ def test_every_page_renders_with_security_headers(web: TestClient, path: str) ->
     assert "Traceback" not in r.text
 
 
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/", "No profile yet"),
+        ("/activity", "No data yet"),
+        ("/topics", "No session topics yet"),
+        ("/sessions", "No sessions yet"),
+        ("/facts", "No facts here yet"),
+        ("/hypotheses", "No resolved hypotheses yet"),
+        ("/people", "Nobody yet"),
+        ("/global", "No approved company knowledge yet"),
+    ],
+)
+def test_a_new_users_pages_explain_what_will_fill_them(
+    runtime: Runtime, path: str, says: str
+) -> None:
+    with TestClient(create_app(runtime), base_url=BASE) as web:
+        r = web.get(path)
+    assert r.status_code == 200 and says in r.text
+
+
 def test_profile_shows_identity_tiers_badges_and_heatmap(web: TestClient, world: WebWorld) -> None:
     html = web.get("/").text
     assert f"<h1>{world.user}</h1>" in html
