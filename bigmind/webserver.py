@@ -182,7 +182,7 @@ class ProfileServer:
         self._url, self.note = claim.url, claim.note
         if claim.sock is None:
             self.reused_pid = claim.reused_pid
-            log.warning("profile page: reusing %s (BigMind pid %s)", claim.url, claim.reused_pid)
+            log.info("profile page: reusing %s (BigMind pid %s)", claim.url, claim.reused_pid)
             return
         self.reused_pid = None
         self._server = _uvicorn(self.rt)
@@ -204,7 +204,7 @@ class ProfileServer:
             raise BackendUnavailable("The profile page did not start; see the log on stderr.")
         if self.note:
             log.warning("profile page: %s", self.note)
-        log.warning("profile page: %s", claim.url)
+        log.info("profile page: %s", claim.url)
 
     def stop(self) -> None:
         with self._lock:

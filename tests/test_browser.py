@@ -39,7 +39,7 @@ from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright  
 pytestmark = pytest.mark.sqlite_only  # the data layer runs on both backends elsewhere
 
 ROOT = Path(__file__).resolve().parent.parent
-# Read at import: the autouse fixture of conftest.py clears BIGMIND_* for every test.
+# CI sets SCREENSHOT_DIR (.ci/run) so the screenshots survive as test artifacts.
 ARTIFACTS = Path(os.environ.get("SCREENSHOT_DIR") or ROOT / ".artifacts" / "screenshots")
 ARTIFACTS = ARTIFACTS.resolve()
 CHROMIUM_ARGS = [
