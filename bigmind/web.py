@@ -83,7 +83,6 @@ def _environment() -> jinja2.Environment:
     )
     env.globals.update(charts=charts, day=day_of, nav=NAV, version=__version__)
     env.filters["compact"] = charts.compact
-    env.filters["pct"] = lambda v: f"{round(float(v) * 100)}%"
     env.filters["topics"] = lambda v: [t.strip() for t in (v or "").split(",") if t.strip()]
     return env
 
@@ -99,11 +98,11 @@ def create_app(rt: Runtime) -> Starlette:
     if s.web_host in ("0.0.0.0", "::"):  # deliberately exposed: any Host the admin routes here
         hosts = ["*"]
 
-    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+    def page(request: Request, name: str, **ctx: Any) -> HTMLResponse:
         store = rt.store
         notice = NOTICES.get(request.query_params.get("notice", ""), "")
         base = {
-            "me": store.user,
+            "me": globalkb.caller(store),  # the role as it is now (`bigmind user set-role`)
             "mode": store.mode,
             "csrf": csrf,
             "path": request.url.path,
@@ -111,7 +110,7 @@ def create_app(rt: Runtime) -> Starlette:
             "database": s.database,
             "query": lambda **kw: _query(request, **kw),
         }
-        response = templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
+        response = templates.TemplateResponse(request, name, {**base, **ctx})
         response.headers.update(SECURITY_HEADERS)
         return response
 

@@ -274,8 +274,10 @@ def test_member_sees_own_queue_and_cannot_review(
                 data={"csrf": csrf_of(web.get("/facts").text), "action": "approve"},
             )
             assert r.status_code == 403 and "curator" in r.text
+            assert "team · member" in html
             set_role(rt.store.db, "alice", "curator")
             html = web.get("/global").text
+            assert "team · curator" in html  # the header reads the role as it is now
             assert f'id="entry-{world.pending_global_id}"' in html and ">Approve<" in html
     finally:
         rt.close()
