@@ -562,8 +562,7 @@ def directory(store: Store, today: date | None = None) -> list[Member]:
     per_fact = {
         r["user_id"]: int(r["n"])
         for r in store.db.query(
-            "SELECT user_id, count(*) AS n FROM facts WHERE deprecated = 0"
-            " GROUP BY user_id"
+            "SELECT user_id, count(*) AS n FROM facts WHERE deprecated = 0 GROUP BY user_id"
         )
     }
     members = []
