@@ -191,8 +191,7 @@ def create_app(rt: Runtime) -> Starlette:
     async def fact_action(request: Request) -> Response:
         form = await checked_form(request)
         fact_id = _int(request.path_params["fact_id"], -1)
-        action = request.path_params["action"]
-        if action == "deprecate":
+        if request.url.path.endswith("/deprecate"):
             rt.store.deprecate_fact(fact_id, form.get("reason", ""))
             notice = "deprecated"
         else:
@@ -259,7 +258,8 @@ def create_app(rt: Runtime) -> Starlette:
         Route("/sessions", sessions),
         Route("/sessions/{session_id}", session),
         Route("/facts", facts),
-        Route("/facts/{fact_id:int}/{action:str}", fact_action, methods=["POST"]),
+        Route("/facts/{fact_id:int}/deprecate", fact_action, methods=["POST"]),
+        Route("/facts/{fact_id:int}/restore", fact_action, methods=["POST"]),
         Route("/hypotheses", hypotheses),
         Route("/people", people),
         Route("/global", company),

@@ -168,6 +168,12 @@ def test_deprecate_and_restore_a_fact(web: TestClient, world: WebWorld, runtime:
     assert not runtime.store.get_fact(world.fact_id).deprecated
 
 
+def test_an_unknown_fact_action_is_404(web: TestClient, world: WebWorld, runtime: Runtime) -> None:
+    r = web.post(f"/facts/{world.deprecated_fact_id}/undo", data={"csrf": token(web)})
+    assert r.status_code == 404
+    assert runtime.store.get_fact(world.deprecated_fact_id).deprecated
+
+
 def test_deprecate_needs_a_reason(web: TestClient, world: WebWorld, runtime: Runtime) -> None:
     r = web.post(f"/facts/{world.fact_id}/deprecate", data={"csrf": token(web), "reason": " "})
     assert r.status_code == 400 and "reason" in r.text
