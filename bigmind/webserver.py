@@ -74,7 +74,12 @@ def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if sys.platform == "win32":  # never share a port with another listener
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_EXCLUSIVEADDRUSE, 1)
+        elif sys.platform.startswith("linux"):
+            # Linux still refuses a port another socket listens on; this only lets a restarted
+            # page rebind over TIME_WAIT connections. (BSD and macOS would share the port.)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
         sock.listen(128)  # a second window probing now waits for our answer, not a refusal
     except OSError:
