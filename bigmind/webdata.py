@@ -143,21 +143,12 @@ def _count(store: Store, sql: str, params: tuple[object, ...] = ()) -> int:
     return int(store.db.query(sql, params)[0]["n"] or 0)
 
 
-def _session_days(
-    store: Store, since: date | None = None, until: date | None = None
-) -> Counter[date]:
+def _session_days(store: Store) -> Counter[date]:
     """Sessions started per UTC day (days with none are absent), grouped in SQL."""
-    where, args = "user_id = ?", [store.uid]
-    if since is not None:
-        where += " AND started_at >= ?"
-        args.append(since.isoformat())
-    if until is not None:
-        where += " AND started_at < ?"
-        args.append((until + timedelta(days=1)).isoformat())
     rows = store.db.query(
-        f"SELECT substr(started_at, 1, 10) AS day, count(*) AS n FROM sessions WHERE {where}"
+        "SELECT substr(started_at, 1, 10) AS day, count(*) AS n FROM sessions WHERE user_id = ?"
         " GROUP BY substr(started_at, 1, 10)",
-        args,
+        (store.uid,),
     )
     return Counter({date.fromisoformat(r["day"]): int(r["n"]) for r in rows})
 
@@ -291,7 +282,8 @@ def activity(store: Store, today: date | None = None) -> Activity:
     """The heatmap (365 days ending ``today``), weekly sessions and weekly tokens saved."""
     end = _today(today)
     start = end - timedelta(days=HEATMAP_DAYS - 1)
-    days = _session_days(store, start, end)
+    every = _session_days(store)  # one grouping serves the window and the streak
+    days = {d: n for d, n in every.items() if start <= d <= end}
     mondays = _mondays(end)
     rows = store.db.query(
         "SELECT substr(created_at, 1, 10) AS day, sum(tokens_saved) AS n FROM token_saves"
@@ -307,7 +299,7 @@ def activity(store: Store, today: date | None = None) -> Activity:
         savings=_by_week(saved, mondays),
         total_sessions=sum(days.values()),
         active_days=len(days),
-        streak=streak_of(_session_days(store), end),
+        streak=streak_of(every, end),
         total_saved=_tokens_saved(store),
     )
 
