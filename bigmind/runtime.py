@@ -96,7 +96,9 @@ class Runtime:
         if self._web is None:
             from bigmind.webserver import ProfileServer
 
-            self._web = ProfileServer(self)
+            with self._lock:  # `serve`'s start-up thread and a first tool call may race here
+                if self._web is None:
+                    self._web = ProfileServer(self)
         return self._web
 
     def wrote(self) -> None:

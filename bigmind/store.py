@@ -370,11 +370,10 @@ class Store:
     ) -> list[Session]:
         n = check_limit(limit)
         if topic and topic.strip():
-            tag = topic.strip().lower()
             rows = self.db.query(
                 f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ?"
                 f" AND {TOPIC_MATCH} ORDER BY started_at DESC LIMIT ? OFFSET ?",
-                (self.uid, topic_pattern(tag), n, offset),
+                (self.uid, topic_pattern(topic), n, offset),
             )
         else:
             rows = self.db.query(
