@@ -23,7 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from bigmind import __version__
 from bigmind.errors import BackendUnavailable, InvalidInput
@@ -70,6 +70,17 @@ def probe(url: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("app") == "bigmind" else None
 
 
+def serves_this_memory(
+    other: dict[str, Any] | None, settings: Settings
+) -> TypeGuard[dict[str, Any]]:
+    """Is ``other`` (a probed identity) the page of this user's memory in this database?"""
+    return (
+        other is not None
+        and other.get("user") == settings.user
+        and other.get("database") == settings.database
+    )
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -102,36 +113,28 @@ def claim_port(rt: Runtime, port: int | None = None) -> Claim:
     """Bind BIGMIND_PORT (or ``port``), reuse this memory's page there, or take the next free."""
     host = rt.settings.web_host
     first = port or rt.settings.port
-    mine = identity(rt)
-    taken: list[str] = []
+    taken: list[tuple[int, str]] = []  # (port, who holds it)
     for p in range(first, min(first + PORT_TRIES + 1, 65536)):
         try:
-            return Claim(url_for(host, p), _bind(host, p), note=_note(first, p, taken))
+            sock = _bind(host, p)
         except OSError as exc:
             if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
                 raise BackendUnavailable(
                     f"Cannot serve the profile page on {host}:{p}: {exc.strerror}. "
                     "Check BIGMIND_WEB_HOST."
                 ) from exc
+        else:
+            note = f"port {first} is taken by {taken[0][1]}; serving on {p}" if taken else ""
+            return Claim(url_for(host, p), sock, note=note)
         other = probe(url_for(host, p))
-        if (
-            other
-            and other.get("user") == mine["user"]
-            and other.get("database") == mine["database"]
-        ):
+        if serves_this_memory(other, rt.settings):
             return Claim(url_for(host, p), reused_pid=int(other.get("pid") or 0))
-        who = f"BigMind for {other.get('user')}" if other else "another program"
-        taken.append(f"{p} ({who})")
+        taken.append((p, f"BigMind for {other.get('user')}" if other else "another program"))
+    held = ", ".join(f"{p} ({who})" for p, who in taken[:3])
     raise BackendUnavailable(
-        f"Ports {first}–{first + PORT_TRIES} are all taken ({', '.join(taken[:3])}…). "
+        f"Ports {first}–{first + PORT_TRIES} are all taken ({held}…). "
         "Set BIGMIND_PORT to a free port."
     )
-
-
-def _note(first: int, got: int, taken: list[str]) -> str:
-    if got == first:
-        return ""
-    return f"port {first} is taken by {taken[0].split(' (', 1)[1].rstrip(')')}; serving on {got}"
 
 
 def port_status(settings: Settings) -> tuple[bool, str]:
@@ -141,7 +144,7 @@ def port_status(settings: Settings) -> tuple[bool, str]:
     url = url_for(settings.web_host, settings.port)
     other = probe(url)
     if other is not None:
-        if other.get("user") == settings.user and other.get("database") == settings.database:
+        if serves_this_memory(other, settings):
             return True, f"served at {url} (pid {other.get('pid')})"
         return False, (
             f"port {settings.port} serves BigMind for {other.get('user')} "

@@ -8,7 +8,7 @@ from fastmcp.tools import ToolResult
 from bigmind.errors import BackendUnavailable
 from bigmind.runtime import Runtime
 from bigmind.tools import READ_ONLY, edge, result
-from bigmind.webserver import HEADLESS, open_browser, probe, url_for
+from bigmind.webserver import HEADLESS, open_browser, probe, serves_this_memory, url_for
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -18,8 +18,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             return rt.web.url()
         # BIGMIND_WEB=0: never start a page, but point at one `bigmind web` serves.
         url = url_for(s.web_host, s.port)
-        other = probe(url)
-        if other and other.get("user") == s.user and other.get("database") == s.database:
+        if serves_this_memory(probe(url), s):
             return url
         raise BackendUnavailable(
             "The profile page is off (BIGMIND_WEB=0). Run `bigmind web` in a terminal to "
