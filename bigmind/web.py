@@ -152,8 +152,7 @@ def create_app(rt: Runtime) -> Starlette:
 
     # -- pages ---------------------------------------------------------------------------
     def home(request: Request) -> Response:
-        view = webdata.profile(rt.store)
-        return page(request, "index.html", view=view, act=webdata.activity(rt.store))
+        return page(request, "index.html", view=webdata.profile(rt.store))
 
     def activity(request: Request) -> Response:
         act = webdata.activity(rt.store)

@@ -133,6 +133,7 @@ class ProfileView:
     first_session: str | None  # YYYY-MM-DD
     counts: dict[str, int]
     tokens_saved: int
+    activity: Activity  # the year's heatmap on the profile
 
 
 def _today(today: date | None) -> date:
@@ -216,8 +217,8 @@ def profile(store: Store, today: date | None = None) -> ProfileView:
     u = (store.uid,)
     first = store.db.query("SELECT min(started_at) AS first FROM sessions WHERE user_id = ?", u)
     first_day = day_of(first[0]["first"]) or None
-    streak = streak_of(_session_days(store), day)
-    saved = _tokens_saved(store)
+    act = activity(store, day)  # the heatmap, and the streak and savings it already counts
+    streak, saved = act.streak, act.total_saved
     flagged = _count(
         store,
         "SELECT count(*) AS n FROM conversation_chunks WHERE user_id = ? AND flag_reason IS NOT NULL",
@@ -248,6 +249,7 @@ def profile(store: Store, today: date | None = None) -> ProfileView:
         first_session=first_day,
         counts=counts,
         tokens_saved=saved,
+        activity=act,
     )
 
 
