@@ -560,7 +560,7 @@ def product_ranker() -> Callable[[Indexed, str], list[str]] | None:
         key = ix.backend.location  # not id(ix): ids are reused once a conversation is done
         if key not in semantic_cache:
             semantic_cache[key] = product_semantic(ix)
-        found = Recall(ix.store, semantic_cache[key]).search(question, DEPTH, ["chunk"], bump=False)
+        found = Recall(ix.store, semantic_cache[key]).search(question, DEPTH, ["chunk"])
         return [ix.chunk_dia[int(h.id)] for h in found.hits if int(h.id) in ix.chunk_dia]
 
     return run

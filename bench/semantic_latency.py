@@ -25,7 +25,7 @@ exact sqlite-vec KNN until warmed up); ``warm([user, ""])`` timed, with the in-m
 (rows × 444 bytes) and the process RSS growth; then, on ``--queries`` natural-language
 questions from ``textgen.py``: the query embedding alone (ONNX, 1 thread, as the server runs
 it), ``VectorStore.knn`` alone (k = 50, what recall fetches) and its parts,
-``Recall.search(q, 10, ["chunk"], mode="hybrid", bump=False)`` end-to-end with the query
+``Recall.search(q, 10, ["chunk"], mode="hybrid")`` end-to-end with the query
 vector already cached, and its parts (keyword list, KNN for chunk + chunk_context, loading
 rows, the rest = fusion, conversation context, scoring and excerpts). Recall@10 of ``knn``
 against exact float KNN in sqlite-vec is measured on ``--recall-queries`` queries.
@@ -399,7 +399,7 @@ def cold(
         sem.vectors.knn("chunk", owner, qvec, FETCH)
         second = time.perf_counter() - t
         t = time.perf_counter()
-        recall.search(query, 10, ["chunk"], mode="hybrid", bump=False)
+        recall.search(query, 10, ["chunk"], mode="hybrid")
         hybrid = time.perf_counter() - t
     finally:
         sem.vectors = main_vs
@@ -462,20 +462,18 @@ def one_size(
         }
         progress(f"warm: {out['warm']}")
         for q in queries[:10]:  # warm-up: page cache, statement cache
-            recall.search(q, 10, ["chunk"], mode="hybrid", bump=False)
+            recall.search(q, 10, ["chunk"], mode="hybrid")
         qemb.embed(queries[:5])  # the server's embedder (embed_threads = 1)
         out["query_embed"] = summary_ms(time_each(lambda q: qemb.embed([q]), queries))
         vs, uid = sem.vectors, store.uid
         out["knn_k50"] = summary_ms(time_each(lambda v: vs.knn("chunk", uid, v, FETCH), qvecs))
         out["knn_parts"] = knn_parts(vs, uid, qvecs)
         out["hybrid"] = summary_ms(
-            time_each(lambda q: recall.search(q, 10, ["chunk"], mode="hybrid", bump=False), queries)
+            time_each(lambda q: recall.search(q, 10, ["chunk"], mode="hybrid"), queries)
         )
         progress(f"hybrid p50/p95: {out['hybrid']['p50_ms']} / {out['hybrid']['p95_ms']} ms")
         out["keyword_only"] = summary_ms(
-            time_each(
-                lambda q: recall.search(q, 10, ["chunk"], mode="keyword", bump=False), queries
-            )
+            time_each(lambda q: recall.search(q, 10, ["chunk"], mode="keyword"), queries)
         )
         out["parts"] = breakdown(recall, sem, queries)
         progress("agreement with exact KNN")

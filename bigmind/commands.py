@@ -66,7 +66,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     rt = runtime()
     try:
         found = Recall(rt.store, None).search(
-            query, args.limit, SEARCH_KINDS[args.kind], mode="keyword", bump=False
+            query, args.limit, SEARCH_KINDS[args.kind], mode="keyword"
         )
     finally:
         rt.close()
@@ -80,7 +80,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     rt = runtime()
     try:
         rec = foreground_recall(rt)
-        found = rec.search(query, args.limit, args.kinds, bump=False)
+        found = rec.search(query, args.limit, args.kinds)
         if rec.semantic is not None:
             if found.note:
                 print(f"bigmind: {found.note.strip('()')}", file=sys.stderr)

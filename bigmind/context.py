@@ -235,7 +235,7 @@ def _fair_shares(lines: list[str], section: _Section) -> list[str]:
 
 def _global_relevance(recall: Recall, focus: str) -> dict[int, float]:
     """Company knowledge matching the focus: entry id → score over the best match's (0…1]."""
-    hits = recall.search(focus, FOCUS_GLOBAL, ["global"], bump=False).hits
+    hits = recall.search(focus, FOCUS_GLOBAL, ["global"]).hits
     best = max((h.score for h in hits), default=0.0)
     return {int(h.id): h.score / best for h in hits} if best > 0 else {}
 
@@ -248,11 +248,11 @@ def _by_relevance(
     store: Store, recall: Recall, focus: str, facts: list[Fact], sessions: list[Session]
 ) -> tuple[list[Fact], list[Session]]:
     """Facts and sessions relevant to ``focus`` first, then the others in their usual order."""
-    hits = recall.search(focus, FOCUS_FACTS, ["fact"], bump=False).hits
+    hits = recall.search(focus, FOCUS_FACTS, ["fact"]).hits
     top = store.facts_by_ids([int(h.id) for h in hits])
     ids = {f.id for f in top}
     facts = top + [f for f in facts if f.id not in ids]
-    found = recall.search(focus, FOCUS_SESSIONS, ["summary"], bump=False).hits
+    found = recall.search(focus, FOCUS_SESSIONS, ["summary"]).hits
     near = [store.get_session(str(h.id)) for h in found]
     sids = {s.id for s in near}
     return facts, near + [s for s in sessions if s.id not in sids]

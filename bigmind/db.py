@@ -47,11 +47,14 @@ class Backend(Protocol):
     dialect: str
     location: str
     Error: type[Exception]  # the driver's base error class
+    statements: int  # SQL statements run on this connection so far (reads and writes)
+    transactions: int  # write transactions begun so far
 
     def query(self, sql: str, params: Params = ()) -> list[Row]: ...
     def stream(self, sql: str, params: Params, size: int) -> Iterator[list[tuple[Any, ...]]]: ...
     def reader(self) -> Backend: ...  # a second connection for long reads
     def transaction(self) -> Any: ...  # context manager yielding a Tx
+    def trial(self) -> Any: ...  # like transaction(), but always rolled back
     def close(self) -> None: ...
     def file_size(self) -> int: ...
     def columns(self, table: str) -> set[str]: ...
@@ -89,6 +92,8 @@ class SQLiteBackend:
         self.location = str(path)
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
+        self.statements = 0
+        self.transactions = 0
         in_memory = str(path) == ":memory:"
         if not in_memory:
             p = Path(path)
@@ -161,6 +166,7 @@ class SQLiteBackend:
 
     # -- reads -----------------------------------------------------------------------------
     def _run(self, sql: str, params: Params) -> list[Row]:
+        self.statements += 1
         cur = self._conn.cursor()
         it = cur.execute(sql, tuple(params))
         try:
@@ -202,6 +208,7 @@ class SQLiteBackend:
     def transaction(self) -> Iterator[_SQLiteTx]:
         """BEGIN IMMEDIATE … COMMIT; rolls back on any exception."""
         with self._lock:
+            self.transactions += 1
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except self._apsw.BusyError as exc:
@@ -218,6 +225,18 @@ class SQLiteBackend:
                 raise
             else:
                 self._conn.execute("COMMIT")
+
+    @contextmanager
+    def trial(self) -> Iterator[_SQLiteTx]:
+        """A transaction that is always rolled back: for checks spelled as writes (FTS5's
+        'integrity-check' is an INSERT that changes nothing). It may wait for the write lock."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield _SQLiteTx(self)
+            finally:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
 
     def close(self) -> None:
         with self._lock:

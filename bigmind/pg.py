@@ -106,6 +106,8 @@ class PostgresBackend:
         self.url = url
         self.location = redact(url)
         self._busy_timeout_ms = busy_timeout_ms
+        self.statements = 0
+        self.transactions = 0
         if _shared is not None:  # a reader(): the same pool, and close() leaves it open
             self._pool: Any = _shared._pool
             self.vec_version: str | None = _shared.vec_version
@@ -161,6 +163,7 @@ class PostgresBackend:
             register_vector(conn)
 
     def _run(self, conn: Any, sql: str, params: Params) -> list[Row]:
+        self.statements += 1
         cur = conn.execute(translate(sql), tuple(params))
         if cur.description is None:
             return []
@@ -207,6 +210,7 @@ class PostgresBackend:
     def transaction(self) -> Iterator[_PostgresTx]:
         """BEGIN; the write lock; … COMMIT — rolled back on any exception."""
         errors = self._psycopg.errors
+        self.transactions += 1
         with self._connection() as conn:
             try:
                 with conn.transaction():
@@ -217,6 +221,12 @@ class PostgresBackend:
                     "Another client held the database write lock past the busy timeout; "
                     "retry, or raise BIGMIND_BUSY_TIMEOUT_MS."
                 ) from exc
+
+    @contextmanager
+    def trial(self) -> Iterator[_PostgresTx]:
+        """A transaction that is always rolled back (checks that must change nothing)."""
+        with self._connection() as conn, conn.transaction(force_rollback=True):
+            yield _PostgresTx(self, conn)
 
     def close(self) -> None:
         if self._owns_pool:

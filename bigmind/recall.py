@@ -9,8 +9,8 @@ search of :mod:`bigmind.textsearch` and the nearest vectors of
 (a memory missing from a list gets 0 from it). Conversation chunks are then read
 in context: a chunk gains a share of its best adjacent chunk's score and of its
 session's two best scores. Finally small multiplicative boosts for recency,
-importance, confidence and usage (how often the memory was returned before)
-break near-ties. Every hit says which of these put it where it is.
+importance, confidence and usage (how often an agent was handed the memory before:
+:mod:`bigmind.usage`) break near-ties. A search writes nothing. Every hit says which of these put it where it is.
 
 Reciprocal-rank fusion was tried first and measured worse on LoCoMo (R@5 0.553 vs
 0.588 for this fusion alone): ranks throw away how much better the top match is.
@@ -127,7 +127,6 @@ class Recall:
         *,
         mode: str = "hybrid",
         include_deprecated: bool = False,
-        bump: bool = True,
     ) -> Recalled:
         q = check_text("query", query, MAX_QUERY)
         n = check_limit(limit)
@@ -157,8 +156,6 @@ class Recall:
         if qvec is not None:
             self._vector_candidates(wanted, qvec, fetch, cands)
         top = self._rank(list(cands.values()), q, n, include_deprecated)
-        if bump:
-            self._bump(top)
         return Recalled([self._hit(c, terms_of(q)) for c in top], note)
 
     # -- the steps of a search (also timed one by one by bench/semantic_latency.py) ---------
@@ -347,29 +344,6 @@ class Recall:
             confidence=c.confidence,
             deprecated=c.deprecated,
         )
-
-    def _bump(self, top: list[_Cand]) -> None:
-        if not top:
-            return
-        ts = now_ts()
-        facts = [int(c.id) for c in top if c.kind == "fact"]
-        others = list(dict.fromkeys((c.kind, c.id) for c in top if c.kind != "fact"))
-        with self.store.db.transaction() as tx:
-            if facts:
-                tx.execute(
-                    "UPDATE facts SET access_count = coalesce(access_count, 0) + 1,"
-                    f" last_accessed_at = ? WHERE id IN ({_marks(facts)}) AND +user_id = ?",
-                    (ts, *facts, self.store.uid),
-                )
-            if others:  # one statement for all hits (each is a round trip on PostgreSQL)
-                tx.execute(
-                    "INSERT INTO memory_usage(kind, item_id, user_id, access_count,"
-                    f" last_accessed_at) VALUES {', '.join(['(?, ?, ?, 1, ?)'] * len(others))}"
-                    " ON CONFLICT(kind, item_id, user_id) DO UPDATE SET"
-                    " access_count = memory_usage.access_count + 1,"
-                    " last_accessed_at = excluded.last_accessed_at",
-                    [v for kind, item_id in others for v in (kind, item_id, self.store.uid, ts)],
-                )
 
 
 def _coordinate(cands: list[_Cand], stems: list[str]) -> None:

@@ -10,14 +10,17 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from bigmind.config import Settings
 from bigmind.db import open_database
+from bigmind.errors import BigMindError
 from bigmind.store import Store
+from bigmind.usage import FLUSH_AFTER_S, USE_TOP, UsageTally
 
 if TYPE_CHECKING:
+    from bigmind.models import Hit
     from bigmind.recall import Recall
     from bigmind.semantic import Semantic
     from bigmind.webserver import ProfileServer
@@ -47,6 +50,9 @@ class Runtime:
         self._web: ProfileServer | None = None
         self._lock = threading.Lock()
         self._exit = exit_process
+        self.usage = UsageTally()
+        self._flusher: threading.Thread | None = None
+        self._closing = threading.Event()
 
     def restart_soon(self) -> None:
         """Close the database, then end the process after the current reply is sent."""
@@ -101,14 +107,50 @@ class Runtime:
                     self._web = ProfileServer(self)
         return self._web
 
+    def used(self, query: str, hits: Sequence[Hit]) -> None:
+        """An agent's search returned ``hits``: count the first ones as used (in memory; the
+        background flusher writes them, so the search itself writes nothing)."""
+        self.usage.record(self.store.uid, query, [(h.kind, h.id) for h in hits[:USE_TOP]])
+        if self.background and self._flusher is None:
+            with self._lock:
+                if self._flusher is None:
+                    self._flusher = threading.Thread(
+                        target=self._flush_loop, name="bigmind-usage", daemon=True
+                    )
+                    self._flusher.start()
+
+    def _flush_loop(self) -> None:
+        while not self._closing.is_set():
+            self.usage.waiting.wait()
+            if self._closing.wait(FLUSH_AFTER_S):
+                return  # close() writes what is left
+            self.flush_usage()
+
+    def flush_usage(self) -> int:
+        """Write the uses counted so far (one transaction); a failure is logged and retried
+        on the next flush."""
+        store = self._store
+        if store is None or not len(self.usage):
+            return 0
+        try:
+            return self.usage.flush(store.db)
+        except (BigMindError, store.db.Error) as exc:
+            log.warning("usage counts not written yet: %s", exc)
+            return 0
+
     def wrote(self) -> None:
         """A tool stored something: let the background embedder pick it up."""
         if self._semantic is not None:
             self._semantic.notify()
 
     def close(self) -> None:
+        self._closing.set()
+        self.usage.waiting.set()  # wake the flusher so it sees the close
+        if self._flusher is not None:
+            self._flusher.join(5.0)
         if self._web is not None:
             self._web.stop()
+        self.flush_usage()
         with self._lock:
             if self._semantic is not None:
                 self._semantic.close()

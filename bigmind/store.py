@@ -558,19 +558,7 @@ class Store:
                     deprecated=bool(f.deprecated),
                 )
             )
-        self._bump_access([int(h.id) for h in hits])
         return hits
-
-    def _bump_access(self, fact_ids: list[int]) -> None:
-        if not fact_ids:
-            return
-        marks = ",".join("?" * len(fact_ids))
-        with self.db.transaction() as tx:
-            tx.execute(
-                f"UPDATE facts SET access_count = coalesce(access_count, 0) + 1,"
-                f" last_accessed_at = ? WHERE id IN ({marks}) AND +user_id = ?",
-                (now_ts(), *fact_ids, self.uid),
-            )
 
     # -- chunks ------------------------------------------------------------------------------
     def append_chunk(

@@ -468,7 +468,7 @@ def facts(
         items = [_fact_row(r) for r in rows]
         return FactsView(Page(items, page_number(page), n, total), "", cat, status, categories, "")
     found = (recall or Recall(store, None)).search(
-        q, limit=SEARCH_POOL, kinds=["fact"], include_deprecated=status != "active", bump=False
+        q, limit=SEARCH_POOL, kinds=["fact"], include_deprecated=status != "active"
     )
     ids = [int(h.id) for h in found.hits]
     loaded: dict[int, Row] = {}

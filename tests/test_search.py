@@ -7,6 +7,7 @@ import pytest
 from bigmind.recall import Recall
 from bigmind.search import MAX_TERMS, build_fts_query, terms_of
 from bigmind.store import Store
+from bigmind.usage import USE_TOP, UsageTally
 
 NASTY = [
     'What "testing" library does the user prefer?',
@@ -112,11 +113,19 @@ def test_excerpt_centres_on_the_first_term_and_bolds_matches() -> None:
     assert excerpt("short text", ["absent"]) == "short text"
 
 
-def test_every_hit_of_a_recall_is_counted_once_per_search(store: Store) -> None:
-    for i in range(3):
+def test_the_top_hits_of_each_question_are_counted_once(store: Store) -> None:
+    for i in range(4):
         store.append_chunk(f"deploy step {i}: roll the canary")
     recall = Recall(store, None)
-    for _ in range(2):
-        assert len(recall.search("canary deploy", 3, ["chunk"], mode="keyword").hits) == 3
-    rows = store.db.query("SELECT kind, access_count FROM memory_usage ORDER BY item_id")
-    assert [(r["kind"], r["access_count"]) for r in rows] == [("chunk", 2)] * 3
+    tally = UsageTally()
+    for query in ("canary deploy", "canary  DEPLOY", "roll the canary"):
+        hits = recall.search(query, 4, ["chunk"], mode="keyword").hits
+        assert len(hits) == 4
+        tally.record(store.uid, query, [(h.kind, h.id) for h in hits[:USE_TOP]])
+    assert store.db.query("SELECT * FROM memory_usage") == []  # searching wrote nothing
+    touched = tally.flush(store.db)
+    rows = store.db.query("SELECT access_count FROM memory_usage")
+    assert len(rows) == touched >= USE_TOP
+    assert sum(r["access_count"] for r in rows) == 2 * USE_TOP  # two distinct questions
+    assert max(r["access_count"] for r in rows) == 2
+    assert tally.flush(store.db) == 0

@@ -148,11 +148,14 @@ def test_other_users_and_deprecated_facts_stay_out(sem_settings: Settings) -> No
 def test_usage_is_counted_and_shown(sem_runtime: Runtime) -> None:
     sem_runtime.store.append_chunk("Rate limits are 100 requests per minute per token")
     ready(sem_runtime)
-    for _ in range(3):
-        hits = sem_runtime.recall().search("API throttling quota", 1).hits
-    assert "recalled 2×" in hits[0].why
+    for query in ("API throttling quota", "request limits", "API throttling quota"):
+        hits = sem_runtime.recall().search(query, 1).hits
+        sem_runtime.used(query, hits)  # what the search tools do
+    assert "recalled" not in hits[0].why  # counted, not written yet: the search wrote nothing
+    sem_runtime.flush_usage()
     row = sem_runtime.store.db.query("SELECT access_count FROM memory_usage")
-    assert row == [{"access_count": 3}]
+    assert row == [{"access_count": 2}]  # the repeated question counted once
+    assert "recalled 2×" in sem_runtime.recall().search("API throttling quota", 1).hits[0].why
 
 
 def test_duplicates_and_conflicts(sem_runtime: Runtime) -> None:

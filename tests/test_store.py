@@ -176,11 +176,10 @@ def test_deprecated_fact_can_be_stored_again(store: Store) -> None:
     assert created and f2.id != f.id
 
 
-def test_search_bumps_access_count(store: Store) -> None:
+def test_search_leaves_access_count_alone(store: Store) -> None:
     f, _, _ = store.store_fact("codebase", "The parser lives in parse.py")
     store.search_facts("parser")
-    store.search_facts("parser")
-    assert store.get_fact(f.id).access_count == 2
+    assert store.get_fact(f.id).access_count == 0  # uses are counted by bigmind.usage
 
 
 def test_top_facts_order_importance_then_confidence(store: Store) -> None:

@@ -67,6 +67,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     ) -> ToolResult:
         """Search approved company knowledge by keywords and meaning."""
         found = rt.recall().search(query, limit, ["global"])
+        rt.used(query, found.hits)
         if found.hits:
             text = render.hits(found.hits, query, "company knowledge entries")
         else:

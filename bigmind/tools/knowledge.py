@@ -35,6 +35,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         found = rt.recall().search(
             query, limit, kinds, mode=mode, include_deprecated=include_deprecated
         )
+        rt.used(query, found.hits)
         text = render.hits(found.hits, query, what)
         if found.note:
             text += "\n" + found.note
