@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -143,6 +144,25 @@ class PgTextSearch(TextSearch):
         # its positions are checked row by row); unlisted words are rare.
         share = min(stats.freqs.get(lx, stats.rarest / 2) for lx in lexemes)
         return max(1, round(share * stats.rows))
+
+    def _doc_freqs(self, fts: str, terms: Sequence[str]) -> dict[str, int]:
+        if self.stats(fts) is None:
+            return self._counted(fts, terms)
+        return {t: self._doc_freq(fts, t) for t in terms}
+
+    def _count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
+        base = _BASE[fts]
+        parts: list[str] = []
+        params: list[object] = []
+        for i, t in enumerate(terms):
+            q, ps = tsquery(quote_term(t))
+            parts.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {base} WHERE tsv @@ ({q}) LIMIT ?) AS m{i})"
+                f" AS c{i}"
+            )
+            params += [*ps, cap]
+        row = self.db.query("SELECT " + ", ".join(parts), params)[0]
+        return {t: int(row[f"c{i}"]) for i, t in enumerate(terms)}
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
         stats = self.stats(fts)

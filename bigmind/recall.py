@@ -175,11 +175,13 @@ class Recall:
         GIL hand-offs cost more than the overlap saved.)"""
         assert self.semantic is not None
         floor = self.params.min_similarity
+        vectors = self.semantic.vectors
+        fresh = vectors.freshness()  # once for every kind searched
         for kind in kinds:
             owner = "" if kind in SHARED_KINDS else self.store.uid
             sims: dict[str, float] = {}
             for source in (kind, *EXTRA_VECTORS.get(kind, ())):
-                for nb in self.semantic.vectors.knn(source, owner, qvec, fetch):
+                for nb in vectors.knn(source, owner, qvec, fetch, fresh):
                     if nb.similarity > sims.get(nb.item_id, floor):
                         sims[nb.item_id] = nb.similarity
             ordered = sorted(sims.items(), key=lambda kv: -kv[1])[:fetch]
@@ -259,14 +261,6 @@ class Recall:
                 c.seq = int(row.get("seq") or 0)
                 c.flag = row.get("flag")
                 out.append(c)
-            if kind != "fact":
-                uses = self.store.db.query(
-                    "SELECT item_id, access_count FROM memory_usage WHERE kind = ? AND"
-                    f" user_id = ? AND item_id IN ({_marks(ids)})",
-                    (kind, self.store.uid, *ids),
-                )
-                for u in uses:
-                    group[str(u["item_id"])].uses = int(u["access_count"])
         return out
 
     # -- scoring -------------------------------------------------------------------------
@@ -391,55 +385,74 @@ def _kinds(kinds: Sequence[str] | str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-# What each kind shows in a hit, and whether rows are private to their owner.
-_LOAD: dict[str, tuple[str, bool]] = {
+# What each kind shows in a hit (columns, FROM), whether rows are private to their owner, and
+# a fixed condition. Usage is joined in: facts count it in a column, other kinds in memory_usage.
+_LOAD: dict[str, tuple[str, str, bool, str]] = {
     "fact": (
-        "SELECT b.id, b.fact AS text, b.updated_at AS ts, b.source_session AS session_id,"
-        " b.category, coalesce(b.confidence, 1.0) AS confidence, b.deprecated, b.importance,"
-        " b.access_count AS uses FROM facts b",
+        "b.id, b.fact AS text, b.updated_at AS ts, b.source_session AS session_id, b.category,"
+        " coalesce(b.confidence, 1.0) AS confidence, b.deprecated, b.importance,"
+        " b.access_count AS uses",
+        "facts b",
         True,
+        "",
     ),
     "chunk": (
-        "SELECT b.id, b.content AS text, b.created_at AS ts, b.session_id, b.seq,"
-        " b.flag_reason AS flag FROM conversation_chunks b",
+        "b.id, b.content AS text, b.created_at AS ts, b.session_id, b.seq, b.flag_reason AS flag",
+        "conversation_chunks b",
         True,
+        "",
     ),
     "summary": (
-        "SELECT b.id, coalesce(o.one_liner || ': ', '') || b.summary AS text,"
-        " o.started_at AS ts, b.id AS session_id, o.importance, o.user_id"
-        " FROM session_summaries b JOIN sessions o ON o.id = b.id",
+        "b.id, coalesce(o.one_liner || ': ', '') || b.summary AS text, o.started_at AS ts,"
+        " b.id AS session_id, o.importance, o.user_id",
+        "session_summaries b JOIN sessions o ON o.id = b.id",
         True,
+        "",
     ),
     "hypothesis": (
-        "SELECT b.id, '[' || b.status || '] ' || b.hypothesis ||"
-        " coalesce(' — ' || b.resolution, '') AS text,"
-        " coalesce(b.resolved_at, b.created_at) AS ts, b.session_id, b.confidence"
-        " FROM hypotheses b",
+        "b.id, '[' || b.status || '] ' || b.hypothesis || coalesce(' — ' || b.resolution, '')"
+        " AS text, coalesce(b.resolved_at, b.created_at) AS ts, b.session_id, b.confidence",
+        "hypotheses b",
         True,
+        "",
     ),
     "person": (
-        "SELECT b.id, coalesce(b.display_name, b.username) || ' (@' || b.username || ')' ||"
+        "b.id, coalesce(b.display_name, b.username) || ' (@' || b.username || ')' ||"
         " coalesce(' — ' || b.role, '') || coalesce('; expertise: ' || b.expertise, '') ||"
-        " coalesce('; ' || b.notes, '') AS text, coalesce(b.last_seen, b.updated_at) AS ts"
-        " FROM people b",
+        " coalesce('; ' || b.notes, '') AS text, coalesce(b.last_seen, b.updated_at) AS ts",
+        "people b",
         False,
+        "",
     ),
     "global": (
-        "SELECT b.id, b.title || ': ' || b.content AS text, b.updated_at AS ts, b.category,"
-        " b.importance FROM global_knowledge b WHERE b.status = 'approved'",
+        "b.id, b.title || ': ' || b.content AS text, b.updated_at AS ts, b.category, b.importance",
+        "global_knowledge b",
         False,
+        "b.status = 'approved'",
     ),
 }
+_TEXT_IDS = {"summary"}  # ids stored as text; the others are integers
 
 
 def _load_rows(s: Store, kind: str, ids: list[str], include_deprecated: bool) -> list[Row]:
-    select, private = _LOAD[kind]
+    """The candidates' rows with their use counts, in one statement."""
+    columns, source, private, fixed = _LOAD[kind]
+    args: list[object] = []
+    if kind != "fact":
+        key = "b.id" if kind in _TEXT_IDS else "CAST(b.id AS TEXT)"
+        columns += ", u.access_count AS uses"
+        source += (
+            f" LEFT JOIN memory_usage u ON u.kind = '{kind}' AND u.item_id = {key}"
+            " AND u.user_id = ?"
+        )
+        args.append(s.uid)
     where = [f"b.id IN ({_marks(ids)})"]
-    args: list[object] = list(ids)
+    args += ids
     if private:
         where.append("o.user_id = ?" if kind == "summary" else "+b.user_id = ?")
         args.append(s.uid)
+    if fixed:
+        where.append(fixed)
     if kind == "fact" and not include_deprecated:
         where.append("coalesce(b.deprecated, 0) = 0")
-    joiner = " AND " if " WHERE " in select else " WHERE "
-    return s.db.query(select + joiner + " AND ".join(where), args)
+    return s.db.query(f"SELECT {columns} FROM {source} WHERE {' AND '.join(where)}", args)

@@ -44,6 +44,7 @@ class Plan:
     used: tuple[str, ...]
     dropped: tuple[str, ...]
     min_rowid: int | None = None
+    counted: int | None = None  # the matches counted when planned (a bound; None: unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,16 +72,29 @@ class TextSearch:
 
     def _doc_freq(self, fts: str, term: str) -> int:
         """Rows matching ``term``, counted up to budget + 1 (cached for a few minutes)."""
-        key = (fts, term)
-        hit = self._df.get(key)
+        return self._counted(fts, (term,))[term]
+
+    def _doc_freqs(self, fts: str, terms: Sequence[str]) -> dict[str, int]:
+        """:meth:`_doc_freq` of every term; the ones not cached are counted in one statement."""
+        return self._counted(fts, terms)
+
+    def _counted(self, fts: str, terms: Sequence[str]) -> dict[str, int]:
         now = time.monotonic()
-        if hit and now - hit[1] < DF_CACHE_SECONDS:
-            return hit[0]
-        n = self._count(fts, quote_term(term), self.budget + 1)
-        if len(self._df) >= DF_CACHE_MAX:
-            self._df.clear()
-        self._df[key] = (n, now)
-        return n
+        out: dict[str, int] = {}
+        todo: list[str] = []
+        for t in dict.fromkeys(terms):
+            hit = self._df.get((fts, t))
+            if hit and now - hit[1] < DF_CACHE_SECONDS:
+                out[t] = hit[0]
+            else:
+                todo.append(t)
+        if todo:
+            if len(self._df) + len(todo) > DF_CACHE_MAX:
+                self._df.clear()
+            for t, n in self._count_terms(fts, todo, self.budget + 1).items():
+                self._df[(fts, t)] = (n, now)
+                out[t] = n
+        return out
 
     def plan(self, fts: str, text: str) -> Plan | None:
         """The query to run for ``text``; cached a few minutes per set of terms."""
@@ -103,10 +117,10 @@ class TextSearch:
 
     def _make_plan(self, fts: str, everything: str, terms: tuple[str, ...]) -> Plan:
         self._prefetch(fts, terms)
-        freq = {t: self._doc_freq(fts, t) for t in terms}
+        freq = self._doc_freqs(fts, terms)
         present = sorted((t for t in terms if freq[t]), key=lambda t: freq[t])
-        if not present:
-            return Plan(everything, False, terms, ())  # nothing matches; let FTS say so cheaply
+        if not present:  # nothing matched when counted; let FTS say so cheaply
+            return Plan(everything, False, terms, (), counted=0)
         # Terms counted 0 stay in the OR: free to match, and a cached 0 may be stale after a write.
         absent = [t for t in terms if not freq[t]]
         used: list[str] = []
@@ -141,6 +155,15 @@ class TextSearch:
         return used, total
 
     # -- the dialect's SQL (PostgreSQL overrides these in bigmind.pgtext) ------------------
+    def _count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
+        """Rows matching each term, each counted up to ``cap``, in one statement."""
+        one = f"(SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?))"
+        row = self.db.query(
+            "SELECT " + ", ".join(f"{one} AS c{i}" for i in range(len(terms))),
+            [v for t in terms for v in (quote_term(t), cap)],
+        )[0]
+        return {t: int(row[f"c{i}"]) for i, t in enumerate(terms)}
+
     def _count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
         """Rows matching ``expression`` (from ``floor`` on), counted up to ``cap``."""
         where, params = (" AND rowid >= ?", (floor,)) if floor is not None else ("", ())
@@ -161,14 +184,16 @@ class TextSearch:
 
     def _rank(self, t: Target, plan: Plan, fetch: int, limit: int) -> list[Row]:
         """The best ``limit`` rows among the top ``fetch`` matches that pass ``t.extra``, with
-        a ``score`` (higher is better)."""
+        a ``score`` (higher is better) and ``matched``: how many of those top matches there
+        were (fewer than ``fetch``: every match was looked at)."""
         fts = t.fts
         floor = " AND rowid >= ?" if plan.min_rowid is not None else ""
         floor_p: tuple[object, ...] = (plan.min_rowid,) if plan.min_rowid is not None else ()
         rows = self.db.query(
-            f"SELECT {t.columns}, m.rid, m.score FROM ("
-            f"  SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score"
-            f"  FROM {fts} WHERE {fts} MATCH ?{floor} ORDER BY score LIMIT ?"
+            f"SELECT {t.columns}, m.rid, m.score, m.matched FROM ("
+            "  SELECT rid, score, count(*) OVER () AS matched FROM ("
+            f"    SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score"
+            f"    FROM {fts} WHERE {fts} MATCH ?{floor} ORDER BY score LIMIT ?)"
             f") AS m JOIN {t.base} b ON b.rowid = m.rid WHERE {t.extra}"
             " ORDER BY m.score LIMIT ?",
             (plan.expression, *floor_p, fetch, *t.owner, limit),
@@ -229,8 +254,13 @@ class TextSearch:
         fetch = max(limit * 3, 30)
         while True:
             rows = self._rank(t, plan, fetch, limit)
+            matched = [r.pop("matched", None) for r in rows]
             if len(rows) >= limit or fetch >= 1_000_000 or not self.overfetch:
                 break
+            if matched and int(matched[0]) < fetch:
+                break  # every match was ranked: there is nothing further down
+            if not rows and plan.counted == 0:
+                break  # no row matched when the plan was made (minutes ago at most)
             # Other users' or filtered rows took places: look further down the ranking.
             if self._count(fts, plan.expression, fetch + 1, plan.min_rowid) <= fetch:
                 break

@@ -14,7 +14,8 @@ memory in compact form — 444 bytes per 384-d vector:
 Partitions up to :data:`FULL_SCAN_MAX` vectors also keep float32 rows and are
 scored whole and exactly; larger ones take the :data:`CANDIDATES` nearest by
 Hamming distance first (at least 1 % of the partition). Arrays grow by half when
-full, so appending a batch is cheap.
+full, so appending a batch is cheap. Each vector keeps the id of the memory it encodes,
+so a search names memories without asking the database.
 """
 
 from __future__ import annotations
@@ -48,13 +49,14 @@ def _sign_words(v: npt.NDArray[np.float32]) -> Any:
 class Partition:
     """The vectors of one (kind, owner), appendable, searchable from any thread."""
 
-    def __init__(self, dim: int, generation: str) -> None:
+    def __init__(self, dim: int, generation: str, *, int_items: bool = True) -> None:
         self.dim = dim
         self.generation = generation
         self.max_rowid = 0
         self.seen_top = 0  # the table-wide max rowid when this partition was last caught up
         self._n = 0
         self._rowids = np.zeros(0, dtype=np.int64)
+        self._items: Any = np.zeros(0, dtype=np.int64 if int_items else object)
         self._codes = np.zeros((0, dim), dtype=np.int8)
         self._scales = np.zeros(0, dtype=np.float32)
         self._words = np.zeros(((dim + 63) // 64, 0), dtype=np.uint64)
@@ -66,14 +68,21 @@ class Partition:
 
     @property
     def nbytes(self) -> int:
-        arrays: list[Any] = [self._rowids, self._codes, self._scales, self._words]
+        arrays: list[Any] = [self._rowids, self._items, self._codes, self._scales, self._words]
         extra = 0 if self._exact is None else int(self._exact.nbytes)
         return sum(int(a.nbytes) for a in arrays) + extra
 
-    def add(self, rowids: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> None:
-        """Append vectors with their (new) rowids."""
+    def add(
+        self,
+        rowids: npt.NDArray[np.int64],
+        vectors: npt.NDArray[np.float32],
+        items: Any = None,
+    ) -> None:
+        """Append vectors with their (new) rowids and the ids of their memories (default:
+        the rowids)."""
         if len(rowids) == 0:
             return
+        items = rowids if items is None else np.asarray(items, dtype=self._items.dtype)
         vectors = np.asarray(vectors, dtype=np.float32)
         codes, scales, words = quantise(vectors)
         with self._lock:
@@ -81,6 +90,7 @@ class Partition:
             if end > len(self._rowids):
                 cap = max(end, int(len(self._rowids) * 1.5) + 1024)
                 self._rowids = _grow(self._rowids, cap)
+                self._items = _grow(self._items, cap)
                 self._codes = _grow(self._codes, cap)
                 self._scales = _grow(self._scales, cap)
                 grown = np.zeros((self._words.shape[0], cap), dtype=np.uint64)
@@ -89,6 +99,7 @@ class Partition:
                 if self._exact is not None:
                     self._exact = _grow(self._exact, cap) if end <= FULL_SCAN_MAX else None
             self._rowids[start:end] = rowids
+            self._items[start:end] = items
             self._codes[start:end] = codes
             self._scales[start:end] = scales
             self._words[:, start:end] = words
@@ -99,9 +110,18 @@ class Partition:
 
     def search(self, query: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
         """The ``k`` most similar (rowid, cosine similarity), best first."""
+        rows, sims = self._nearest(query, k)
+        return [(int(self._rowids[r]), s) for r, s in zip(rows, sims, strict=True)]
+
+    def nearest(self, query: npt.NDArray[np.float32], k: int) -> list[tuple[str, float]]:
+        """The ``k`` most similar (memory id, cosine similarity), best first."""
+        rows, sims = self._nearest(query, k)
+        return [(str(self._items[r]), s) for r, s in zip(rows, sims, strict=True)]
+
+    def _nearest(self, query: npt.NDArray[np.float32], k: int) -> tuple[list[int], list[float]]:
         n = self._n  # a concurrent append only adds rows past n
         if n == 0:
-            return []
+            return [], []
         q = np.asarray(query, dtype=np.float32)
         exact = self._exact
         rows: Any
@@ -120,7 +140,7 @@ class Partition:
         top = min(k, len(rows))
         best = np.argpartition(-sims, top - 1)[:top]
         best = best[np.argsort(-sims[best])]
-        return [(int(self._rowids[rows[i]]), float(sims[i])) for i in best]
+        return [int(rows[i]) for i in best], [float(sims[i]) for i in best]
 
 
 def _grow(a: Any, cap: int) -> Any:

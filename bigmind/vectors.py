@@ -188,6 +188,16 @@ class Neighbour:
     similarity: float  # cosine similarity, 1 = same direction
 
 
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """What decides whether in-memory partitions are current, read in one statement per search:
+    the tables' model, each kind's generation, and the table-wide highest vector rowid."""
+
+    model: tuple[str, int] | None
+    generations: dict[str, str]
+    top: int
+
+
 def table(kind: str) -> str:
     if kind not in SOURCES:
         raise ValueError(f"unknown memory kind {kind!r}")
@@ -210,6 +220,17 @@ class VectorStore:
         return bool(getattr(self.db, "vec_version", None))
 
     # -- model state ---------------------------------------------------------------------
+    def freshness(self) -> Freshness:
+        """The model, the generations and the highest rowid, in one statement."""
+        rows = self.db.query(
+            "SELECT key, value FROM embedding_state UNION ALL"
+            " SELECT 'top', CAST(coalesce(max(id), 0) AS TEXT) FROM embeddings"
+        )
+        state = {str(r["key"]): str(r["value"]) for r in rows}
+        model = (state["model"], int(state["dim"])) if "model" in state else None
+        gens = {k.split(":", 1)[1]: v for k, v in state.items() if k.startswith("generation:")}
+        return Freshness(model, gens, int(state.get("top", 0)))
+
     def model(self) -> tuple[str, int] | None:
         """The (model id, dimension) the vector tables hold, or None before the first vector."""
         rows = self.db.query("SELECT key, value FROM embedding_state")
@@ -319,6 +340,7 @@ class VectorStore:
         ts = now_ts()
         added: dict[tuple[str, str], list[tuple[int, int]]] = {}  # (kind, owner) → (rowid, row)
         with self.db.transaction() as tx:
+            before = int(tx.execute("SELECT coalesce(max(id), 0) AS m FROM embeddings")[0]["m"])
             replaced = set()
             for row, (p, vec) in enumerate(zip(items, vectors, strict=True)):
                 blob = vec.astype("float32").tobytes()
@@ -348,39 +370,46 @@ class VectorStore:
                 added.setdefault((p.kind, p.owner), []).append((int(rid), row))
             for kind in replaced:
                 _bump_generation(tx, kind)
-        for (kind, owner), rows in added.items():
-            if kind not in replaced:
-                self._append(kind, owner, rows, vectors)
+        self._advance(before, added, replaced, vectors, [p.item_id for p in items])
         return len(items)
 
-    def _append(self, kind: str, owner: str, rows: list[tuple[int, int]], vectors: Any) -> None:
-        """Add this process's new vectors to a loaded partition, if nothing came in between."""
-        with self._lock:
-            part = self._parts.get((kind, owner))
-            if part is None:
-                return
-            first = rows[0][0]
-            between = self.db.query(
-                "SELECT count(*) AS n FROM embeddings WHERE kind = ? AND user_id = ?"
-                " AND id > ? AND id < ?",
-                (kind, owner, part.max_rowid, first),
-            )[0]["n"]
-            if between:
-                return  # another process wrote too: the next search catches up from the table
-            import numpy as np
+    def _advance(
+        self,
+        before: int,
+        added: dict[tuple[str, str], list[tuple[int, int]]],
+        replaced: set[str],
+        vectors: Any,
+        items: list[str],
+    ) -> None:
+        """After this process wrote vectors (rowids past ``before``): partitions that were
+        current then take their new rows directly and stay current, with no query. One that
+        was behind already catches up from the table at its next search."""
+        import numpy as np
 
-            ids = np.array([r for r, _ in rows], dtype=np.int64)
-            part.add(ids, vectors[[i for _, i in rows]])
+        after = max((rid for rows in added.values() for rid, _ in rows), default=before)
+        with self._lock:
+            for (kind, owner), part in self._parts.items():
+                if part.seen_top != before or kind in replaced:
+                    continue  # behind, or about to be reloaded (its generation changed)
+                rows = added.get((kind, owner))
+                if rows:
+                    ids = np.array([r for r, _ in rows], dtype=np.int64)
+                    chosen = [i for _, i in rows]
+                    part.add(ids, vectors[chosen], _items(kind, [items[i] for i in chosen]))
+                part.seen_top = after
 
     # -- search --------------------------------------------------------------------------
-    def knn(self, kind: str, owner: str, query: Any, k: int) -> list[Neighbour]:
-        """The ``k`` nearest memories of ``kind`` owned by ``owner``, most similar first."""
+    def knn(
+        self, kind: str, owner: str, query: Any, k: int, fresh: Freshness | None = None
+    ) -> list[Neighbour]:
+        """The ``k`` nearest memories of ``kind`` owned by ``owner``, most similar first.
+        A search of several kinds reads :meth:`freshness` once and passes it to each."""
         k = max(1, min(k, MAX_K))
-        part = self._partition(kind, owner, load_big=False)
+        part = self._partition(kind, owner, load_big=False, fresh=fresh)
         if part is not None:
-            found = part.search(query, k)
-        else:  # a big partition not loaded yet: ask the database (slower, same answer)
-            found = self._sql_knn(kind, owner, query.astype("float32"), k)
+            return [Neighbour(item, sim) for item, sim in part.nearest(query, k)]
+        # A big partition not loaded yet: ask the database (slower, same answer).
+        found = self._sql_knn(kind, owner, query.astype("float32"), k)
         if not found:
             return []
         marks = ",".join("?" * len(found))
@@ -416,15 +445,22 @@ class VectorStore:
                 loaded += len(part) if part is not None else 0
         return loaded
 
-    def _partition(self, kind: str, owner: str, *, load_big: bool) -> Partition | None:
-        state = self.model()
+    def _partition(
+        self, kind: str, owner: str, *, load_big: bool, fresh: Freshness | None = None
+    ) -> Partition | None:
+        fresh = fresh or self.freshness()
+        state = fresh.model
         if state is None:
             return None
-        gen = _generation(self.db, kind)
+        gen = fresh.generations.get(kind, "")
         key = (kind, owner)
         with self._lock:
             part = self._parts.get(key)
-            if part is not None and part.generation == gen and self._catch_up(part, kind, owner):
+            if (
+                part is not None
+                and part.generation == gen
+                and self._catch_up(part, kind, owner, fresh.top)
+            ):
                 return part
         if not load_big and self._count(kind, owner) > LOAD_ON_DEMAND_MAX:
             self._load_later(kind, owner)  # meanwhile exact SQL KNN answers
@@ -433,7 +469,7 @@ class VectorStore:
         part = self._load(kind, owner, state[1], gen)
         with self._lock:
             self._parts[key] = part
-            self._catch_up(part, kind, owner)  # rows written while it loaded
+            self._catch_up(part, kind, owner, self._top())  # rows written while it loaded
         return part
 
     def _load_later(self, kind: str, owner: str) -> None:
@@ -463,16 +499,31 @@ class VectorStore:
 
         from bigmind.vecindex import Partition
 
-        part = Partition(dim, gen)
+        int_items = SOURCES[kind].int_ids
+        part = Partition(dim, gen, int_items=int_items)
         part.seen_top = self._top()
         reader = self.db.reader()
         try:
+            # Which memory each vector encodes (a vector without a row there is never found).
+            map_ids: list[int] = []
+            map_items: list[str] = []
+            for block in reader.stream(
+                "SELECT id, item_id FROM embeddings WHERE kind = ? AND user_id = ? ORDER BY id",
+                (kind, owner),
+                10_000,
+            ):
+                map_ids += (int(r[0]) for r in block)
+                map_items += (str(r[1]) for r in block)
+            known = np.array(map_ids, dtype=np.int64)
+            items = _items(kind, map_items)
             for block in reader.stream(
                 f"SELECT rowid, embedding FROM {table(kind)} WHERE user_id = ?", (owner,), 10_000
             ):
                 ids = np.fromiter((r[0] for r in block), dtype=np.int64, count=len(block))
                 vecs = np.frombuffer(b"".join(_blob(r[1]) for r in block), dtype=np.float32)
-                part.add(ids, vecs.reshape(len(block), dim))
+                at = np.minimum(np.searchsorted(known, ids), max(len(known) - 1, 0))
+                ok = known[at] == ids if len(known) else np.zeros(len(ids), dtype=bool)
+                part.add(ids[ok], vecs.reshape(len(block), dim)[ok], items[at[ok]])
         finally:
             reader.close()
         return part
@@ -480,20 +531,21 @@ class VectorStore:
     def _top(self) -> int:
         return int(self.db.query("SELECT coalesce(max(id), 0) AS m FROM embeddings")[0]["m"])
 
-    def _catch_up(self, part: Partition, kind: str, owner: str) -> bool:
-        """Add rows other processes wrote; False if there are too many (reload instead)."""
+    def _catch_up(self, part: Partition, kind: str, owner: str, top: int) -> bool:
+        """Add rows other processes wrote (``top``: the table's highest rowid now); False if
+        there are too many (reload instead)."""
         import numpy as np
 
-        top = self._top()
         if top == part.seen_top:
             return True  # nothing was written anywhere since the last look
         new = self.db.query(
-            "SELECT id FROM embeddings WHERE kind = ? AND user_id = ? AND id > ? ORDER BY id"
-            f" LIMIT {CATCH_UP_MAX + 1}",
+            "SELECT id, item_id FROM embeddings WHERE kind = ? AND user_id = ? AND id > ?"
+            f" ORDER BY id LIMIT {CATCH_UP_MAX + 1}",
             (kind, owner, part.max_rowid),
         )
         if len(new) > CATCH_UP_MAX:
             return False
+        item_of = {int(r["id"]): str(r["item_id"]) for r in new}
         for start in range(0, len(new), 500):
             ids = [int(r["id"]) for r in new[start : start + 500]]
             rows = self.db.query(
@@ -507,6 +559,7 @@ class VectorStore:
                 part.add(
                     np.array([r["rid"] for r in rows], dtype=np.int64),
                     vecs.reshape(len(rows), part.dim),
+                    _items(kind, [item_of[int(r["rid"])] for r in rows]),
                 )
         part.seen_top = top
         return True
@@ -576,9 +629,13 @@ def _blob(vector: Any) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-def _generation(db: Backend, kind: str) -> str:
-    rows = db.query("SELECT value FROM embedding_state WHERE key = ?", (f"generation:{kind}",))
-    return str(rows[0]["value"]) if rows else ""
+def _items(kind: str, items: Sequence[str]) -> Any:
+    """Memory ids as the partition keeps them: integers where the kind's ids are."""
+    import numpy as np
+
+    if SOURCES[kind].int_ids:
+        return np.array([int(i) for i in items], dtype=np.int64)
+    return np.array(items, dtype=object)
 
 
 def _bump_generation(tx: Tx, kind: str) -> None:

@@ -387,3 +387,29 @@ def test_a_big_partition_is_searched_in_sqlite_vec_until_loaded_in_background(
         time.sleep(0.02)
     later = fresh.knn("chunk", sem_runtime.store.uid, q, 3)  # now from memory
     assert [n.item_id for n in later] == [n.item_id for n in first]
+
+
+def test_a_hybrid_recall_costs_at_most_twenty_statements(sem_runtime: Runtime) -> None:
+    """Every kind searched by keywords and by vectors, the model loaded: the vectors' freshness
+    is read once per search, not once per kind (each statement is a round trip on PostgreSQL)."""
+    from bigmind import journal, people
+
+    store = sem_runtime.store
+    for cat, text in FACTS:
+        store.store_fact(cat, text)
+    s = store.start_session("vscode")
+    store.append_chunk("We moved the deploys to GitHub Actions runners", s.session.id)
+    store.append_chunk("Yes, and the tests run there too", s.session.id)
+    store.end_session(s.session.id, "CI on runners", "ci", "done", "Deploys and tests on runners")
+    journal.add(store, "Deploys fail when the runner cache is cold", 0.6, None)
+    people.remember(store, "dana", "Dana Lee", "SRE", None, ["deploys", "on-call"], None)
+    sem = ready(sem_runtime)
+    sem.close()  # the background thread stops; the loaded model still answers
+    recall = sem_runtime.recall()
+    db = store.db
+    for query in ("how do deploys run", "how do deploys run", "which tests run on runners"):
+        before = db.statements
+        found = recall.search(query, 10)
+        assert found.hits and not found.note
+        assert {h.kind for h in found.hits} >= {"fact", "chunk", "summary"}
+        assert db.statements - before <= 20, (query, db.statements - before)
