@@ -53,6 +53,7 @@ from locomo_methods import (  # noqa: E402
     zscore_normalise,
 )
 
+from bigmind import keyword  # noqa: E402
 from bigmind.db import connect  # noqa: E402
 from bigmind.search import stem_prefix, terms_of  # noqa: E402
 from bigmind.store import Store  # noqa: E402
@@ -394,7 +395,7 @@ METHODS.update(
 
 def lexical_hits(ix: Indexed, question: str, limit: int) -> dict[str, float]:
     """BM25 scores (higher is better) of the product's keyword search, best first."""
-    hits = ix.store.search_chunks(question, limit=limit)
+    hits = keyword.hits(ix.store, "chunk", question, limit=limit)
     return {ix.chunk_dia[h.id]: h.score for h in hits if h.id in ix.chunk_dia}
 
 
@@ -459,7 +460,7 @@ def context_lexical_hits(ix: Indexed, question: str, limit: int, context: int) -
             ids[chunk.id] = t.dia_id
         _CTX_STORES[key] = (store, ids)
     store, ids = _CTX_STORES[key]
-    return {ids[h.id]: h.score for h in store.search_chunks(question, limit=limit) if h.id in ids}
+    return {ids[h.id]: h.score for h in keyword.hits(store, "chunk", question, limit=limit) if h.id in ids}
 
 
 def idf_normalise(ix: Indexed, question: str, lex: dict[str, float]) -> dict[str, float]:

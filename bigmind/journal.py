@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bigmind import keyword
 from bigmind.errors import InvalidInput, NotFound
 from bigmind.models import Hit, Record, column_list, now_ts, ts_ago
 from bigmind.store import MAX_FACT, SessionRef, Store, check_limit, check_text, check_unit
@@ -136,8 +137,8 @@ def scan(store: Store, stale_days: int = 7, per_kind: int = 3) -> list[Scan]:
     cutoff = ts_ago(days=stale_days)
     out = []
     for h in list_(store, "open", 100):
-        hits = store.search_facts(h.hypothesis, per_kind) + store.search_chunks(
-            h.hypothesis, per_kind
+        hits = keyword.hits(store, "fact", h.hypothesis, per_kind) + keyword.hits(
+            store, "chunk", h.hypothesis, per_kind
         )
         evidence = [Evidence(x, _stance(h.hypothesis, x.text)) for x in hits]
         out.append(Scan(h, evidence, (h.created_at or "") < cutoff))

@@ -25,31 +25,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bigmind import people
+from bigmind import keyword, people
 from bigmind.db import Row
 from bigmind.errors import InvalidInput
+from bigmind.keyword import match_why
 from bigmind.models import TS_FORMAT, Hit, day_of, now_ts
 from bigmind.search import excerpt, stem_prefix, terms_of
 from bigmind.semantic import Semantic
-from bigmind.store import MAX_QUERY, Store, check_limit, check_text, match_why
+from bigmind.store import MAX_QUERY, Store, check_limit, check_text
 from bigmind.textsearch import Plan
 from bigmind.vectors import EXTRA_VECTORS, KINDS
 
 SHARED_KINDS = ("person", "global")
 _LATE_WHY = "\x00keyword"  # stands in for a keyword why until the hit is shown
-# Full-text kinds: (FTS table, base table, owner condition, owner parameters, bm25 weights).
-_FULL_TEXT: dict[str, tuple[str, str, str, int, str]] = {
-    "fact": ("facts_fts", "facts", "b.user_id = ?", 1, "4.0, 1.0"),
-    "chunk": ("conversation_chunks_fts", "conversation_chunks", "b.user_id = ?", 1, "1.0, 0.5"),
-    "summary": (
-        "session_summaries_fts",
-        "session_summaries",
-        "b.id IN (SELECT id FROM sessions WHERE user_id = ?)",
-        1,
-        "2.0, 1.0",
-    ),
-    "global": ("global_knowledge_fts", "global_knowledge", "b.status = 'approved'", 0, "2.0, 1.0"),
-}
 MODES = ("hybrid", "semantic", "keyword")
 EXCERPT_ABOVE = 400  # characters: longer texts are shown as an excerpt around the terms
 
@@ -152,7 +140,7 @@ class Recall:
         fetch = max(p.fetch, n)
         cands: dict[tuple[str, str], _Cand] = {}
         if use_kw:
-            self._keyword_candidates(wanted, q, fetch, cands)
+            self._keyword_candidates(wanted, q, fetch, cands, include_deprecated)
         if qvec is not None:
             self._vector_candidates(wanted, qvec, fetch, cands)
         top = self._rank(list(cands.values()), q, n, include_deprecated)
@@ -160,10 +148,16 @@ class Recall:
 
     # -- the steps of a search (also timed one by one by bench/semantic_latency.py) ---------
     def _keyword_candidates(
-        self, kinds: Sequence[str], q: str, fetch: int, cands: dict[tuple[str, str], _Cand]
+        self,
+        kinds: Sequence[str],
+        q: str,
+        fetch: int,
+        cands: dict[tuple[str, str], _Cand],
+        include_deprecated: bool = False,
     ) -> None:
         for kind in kinds:
-            for rank, (item_id, why, score) in enumerate(self._keyword(kind, q, fetch), 1):
+            found = self._keyword(kind, q, fetch, include_deprecated)
+            for rank, (item_id, why, score) in enumerate(found, 1):
                 c = cands.setdefault((kind, item_id), _Cand(kind, item_id))
                 c.kw_rank, c.kw_why, c.lexical = rank, why, max(0.0, score)
 
@@ -203,7 +197,9 @@ class Recall:
         return loaded[:n]
 
     # -- candidates ----------------------------------------------------------------------
-    def _keyword(self, kind: str, q: str, fetch: int) -> list[tuple[str, str, float]]:
+    def _keyword(
+        self, kind: str, q: str, fetch: int, include_deprecated: bool
+    ) -> list[tuple[str, str, float]]:
         """(id, why, score) of the kind's keyword matches, best first; higher score is better.
 
         For full-text kinds the why is left empty here and written for the hits shown only
@@ -213,32 +209,9 @@ class Recall:
         n = min(fetch, 100)
         if kind == "person":
             return [(str(p.id), why, score) for p, score, why in people.recall(s, q, n)]
-        if kind == "hypothesis":
-            return self._hypothesis_terms(q, n)
-        fts, base, cond, args, weights = _FULL_TEXT[kind]
-        rows, plan = s.text.search(fts, base, q, "b.id", cond, (s.uid,) * args, n, weights)
-        self._plans[kind] = plan
-        return [(str(r["id"]), "", float(r["score"])) for r in rows]
-
-    def _hypothesis_terms(self, q: str, n: int) -> list[tuple[str, str, float]]:
-        stems = {t: stem_prefix(t) for t in terms_of(q)}
-        if not stems:
-            return []
-        where = " OR ".join(
-            "lower(hypothesis || ' ' || coalesce(resolution, '')) LIKE ?" for _ in stems
-        )
-        rows = self.store.db.query(
-            f"SELECT id, hypothesis, resolution FROM hypotheses WHERE user_id = ? AND ({where})"
-            " ORDER BY id DESC LIMIT 500",
-            (self.store.uid, *(f"%{s}%" for s in stems.values())),
-        )
-        scored = []
-        for r in rows:
-            low = f"{r['hypothesis']} {r['resolution'] or ''}".lower()
-            hit = [t for t, st in stems.items() if st in low]
-            scored.append((len(hit), str(r["id"]), "keyword match on " + ", ".join(hit)))
-        scored.sort(key=lambda x: (-x[0], -int(x[1])))
-        return [(i, why, float(k)) for k, i, why in scored[:n]]
+        found, _ = keyword.ranked(s, kind, q, n, include_deprecated=include_deprecated)
+        self._plans[kind] = found.plan
+        return [(i, found.why.get(i, ""), score) for i, score in found.items]
 
     def _load(self, cands: list[_Cand], include_deprecated: bool) -> list[_Cand]:
         """Fill candidates from their tables; drops what is not the user's or is filtered."""

@@ -22,20 +22,17 @@ from bigmind.models import (
     SESSION_COLUMNS,
     Chunk,
     Fact,
-    Hit,
     Profile,
     Session,
     Summary,
     User,
     column_list,
     content_hash,
-    day_of,
     new_id,
     now_ts,
     ts_ago,
 )
-from bigmind.search import excerpt, stem_prefix
-from bigmind.textsearch import Plan, TextSearch
+from bigmind.textsearch import TextSearch
 
 # Input limits: generous for real use, small enough that one call cannot flood the packet.
 MAX_FACT = 2_000
@@ -524,42 +521,6 @@ class Store:
             )[0]["n"]
         )
 
-    def search_facts(
-        self, query: str, limit: int = 10, include_deprecated: bool = False
-    ) -> list[Hit]:
-        q = check_text("query", query, MAX_QUERY)
-        n = check_limit(limit)
-        dep = "" if include_deprecated else " AND coalesce(b.deprecated, 0) = 0"
-        rows, plan = self.text.search(
-            "facts_fts",
-            "facts",
-            q,
-            column_list(Fact, "b"),
-            f"b.user_id = ?{dep}",
-            (self.uid,),
-            n,
-            "4.0, 1.0",
-        )
-        hits = []
-        for r in rows:
-            score = float(r.pop("score"))
-            f = fact_from_row(r)
-            hits.append(
-                Hit(
-                    kind="fact",
-                    id=f.id,
-                    date=day_of(f.updated_at),
-                    text=f.fact,
-                    score=score,
-                    why=match_why(plan, f.fact + " " + f.category),
-                    session_id=f.source_session,
-                    category=f.category,
-                    confidence=f.confidence,
-                    deprecated=bool(f.deprecated),
-                )
-            )
-        return hits
-
     # -- chunks ------------------------------------------------------------------------------
     def append_chunk(
         self,
@@ -581,38 +542,6 @@ class Store:
                 (ref.session.id, self.uid, role, body, reason, ref.session.id, now_ts()),
             )
         return Chunk(**rows[0]), ref
-
-    def search_chunks(self, query: str, limit: int = 10) -> list[Hit]:
-        q = check_text("query", query, MAX_QUERY)
-        n = check_limit(limit)
-        rows, plan = self.text.search(
-            "conversation_chunks_fts",
-            "conversation_chunks",
-            q,
-            "b.id, b.session_id, b.role, b.flag_reason, b.created_at, b.content",
-            "b.user_id = ?",
-            (self.uid,),
-            n,
-            "1.0, 0.5",
-        )
-        hits = []
-        for r in rows:
-            r["excerpt"] = excerpt(r["content"], plan.used if plan else ())
-            why = match_why(plan, r["content"])
-            if r["flag_reason"]:
-                why += f"; flagged: {r['flag_reason']}"
-            hits.append(
-                Hit(
-                    kind="chunk",
-                    id=r["id"],
-                    date=day_of(r["created_at"]),
-                    text=r["excerpt"],
-                    score=float(r["score"]),
-                    why=why,
-                    session_id=r["session_id"],
-                )
-            )
-        return hits
 
     # -- profile -----------------------------------------------------------------------------
     def get_profile(self) -> Profile:
@@ -709,26 +638,3 @@ def fact_from_row(row: Row) -> Fact:
     row["deprecated"] = row.get("deprecated") or 0
     row["access_count"] = row.get("access_count") or 0
     return Fact(**row)
-
-
-def match_why(plan: Plan | None, text: str) -> str:
-    """One line on why a row matched: the query terms it shows, and what ranking left out."""
-    matched = _matched_terms(plan.used, text) if plan else ""
-    why = f"keyword match on {matched}" if matched else "keyword match (stemmed)"
-    if plan and plan.conjunctive:
-        why = why.replace("keyword match on", "has all of", 1)
-    if plan and plan.dropped:
-        why += "; too common to rank on: " + ", ".join(f"'{t}'" for t in plan.dropped[:4])
-    if plan and plan.min_rowid is not None:
-        why += "; ranked among the most recent matches"
-    return why
-
-
-def _matched_terms(terms: Sequence[str], text: str) -> str:
-    """The query terms visible in ``text``: a word starting with the term's stem (≥ 4 chars)."""
-    low = text.lower()
-    seen = []
-    for t in terms:
-        if re.search(r"(?<!\w)" + re.escape(stem_prefix(t)), low):
-            seen.append(t.rstrip("*"))
-    return ", ".join(f"'{t}'" for t in seen[:6])

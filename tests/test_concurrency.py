@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from bigmind import keyword
 from bigmind.db import SQLiteBackend, connect
 from bigmind.migrations import FTS_TABLES, MIGRATIONS, applied, migrate
 from bigmind.store import Store
@@ -161,9 +162,9 @@ def test_four_processes_write_concurrently(db_path: Path, same_user: bool) -> No
         )
         for w, i in ((0, 0), (WORKERS - 1, PER_WORKER - 1), (1, PER_WORKER // 2)):
             store = Store(backend, usernames[w])
-            hits = store.search_facts(f"Which throughput sample had token w{w}f{i}?")
+            hits = keyword.hits(store, "fact", f"Which throughput sample had token w{w}f{i}?")
             assert hits and f"w{w}f{i}" in hits[0].text, hits[:3]
-            chunks = store.search_chunks(f"the chunk with marker w{w}c{i}")
+            chunks = keyword.hits(store, "chunk", f"the chunk with marker w{w}c{i}")
             assert chunks and f"w{w}c{i}" in chunks[0].text, chunks[:3]
             expected = WORKERS * PER_WORKER if same_user else PER_WORKER
             assert store.counts()["facts"] == expected
@@ -200,10 +201,12 @@ def test_data_survives_closing_and_reopening(db_path: Path) -> None:
         again = Store(reopened, "alice")
         assert again.uid == store.uid
         assert again.get_fact(fact.id).fact == fact.fact
-        assert [h.id for h in again.search_facts("How are release builds signed?")][:1] == [fact.id]
-        assert [h.id for h in again.search_chunks("how often do we rotate the key?")][:1] == [
-            chunk.id
-        ]
+        assert [h.id for h in keyword.hits(again, "fact", "How are release builds signed?")][
+            :1
+        ] == [fact.id]
+        assert [h.id for h in keyword.hits(again, "chunk", "how often do we rotate the key?")][
+            :1
+        ] == [chunk.id]
         s, summary, chunks = again.session_detail(session.id)
         assert s.one_liner == "Signing policy for release builds" and not s.is_open
         assert summary is not None and "how often the key rotates" in summary.summary
@@ -226,7 +229,7 @@ def test_committed_writes_survive_a_killed_process(db_path: Path) -> None:
         assert one(backend, "SELECT count(*) FROM conversation_chunks") == count
         assert {r["id"] for r in backend.query("SELECT id FROM facts")} == set(result["facts"])
         store = Store(backend, "alice")
-        hits = store.search_facts(f"throughput sample token w0f{count - 1}")
+        hits = keyword.hits(store, "fact", f"throughput sample token w0f{count - 1}")
         assert hits and f"w0f{count - 1}" in hits[0].text
         check_database(backend)
     finally:

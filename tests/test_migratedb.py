@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bigmind import focus, globalkb, journal, people, savings
+from bigmind import focus, globalkb, journal, keyword, people, savings
 from bigmind.cli import main
 from bigmind.db import SQLiteBackend, connect
 from bigmind.migratedb import TABLES
@@ -158,7 +158,7 @@ def test_copies_every_table_row_by_row(
 
     # The target works as a memory: search finds a migrated fact, new ids do not collide.
     alice = Store(target, "alice")
-    hits = alice.search_facts("kafka message broker")
+    hits = keyword.hits(alice, "fact", "kafka message broker")
     assert any("alice chose Kafka" in h.text for h in hits)
     before = target.query("SELECT max(id) AS m FROM facts")[0]["m"]
     fact, created, _ = alice.store_fact("decision", "a brand new fact after the migration")
@@ -236,7 +236,7 @@ def test_existing_user_in_target_is_merged(
     assert any("already existed" in n for n in report["notes"])
     alice = Store(target, "alice")
     assert alice.uid == there
-    assert any("alice chose Kafka" in h.text for h in alice.search_facts("kafka broker"))
+    assert any("alice chose Kafka" in h.text for h in keyword.hits(alice, "fact", "kafka broker"))
     assert alice.get_profile().role == "alice engineer"  # the profile follows the user
     owners = {r["user_id"] for r in target.query("SELECT DISTINCT user_id FROM vec_fact")}
     assert there in owners

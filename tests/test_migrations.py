@@ -16,7 +16,7 @@ from typing import Any
 import apsw
 import pytest
 
-from bigmind import globalkb
+from bigmind import globalkb, keyword
 from bigmind.db import SQLiteBackend, Tx, connect
 from bigmind.errors import BackendUnavailable
 from bigmind.migrations import FTS_TABLES, MIGRATIONS, SCHEMA_VERSION, Migration, applied, migrate
@@ -322,24 +322,24 @@ def test_legacy_upgrade_rebuilds_full_text_indexes(upgraded: Any) -> None:
     ) == [{"id": S_FOUNDING}]
 
     store = Store(backend, "pplate")
-    hits = store.search_facts("How do we manage Python packages?")
+    hits = keyword.hits(store, "fact", "How do we manage Python packages?")
     assert hits and hits[0].id == 4
-    hits = store.search_facts("What did we decide about retrying Jira requests?")
+    hits = keyword.hits(store, "fact", "What did we decide about retrying Jira requests?")
     assert hits and hits[0].id == 5
-    hits = store.search_chunks("Why did the Jira client hang on HTTP 429?")
+    hits = keyword.hits(store, "chunk", "Why did the Jira client hang on HTTP 429?")
     assert hits and hits[0].id == 3 and hits[0].session_id == S_JIRA
-    hits = store.search_chunks("What was the root cause of the endless retry loop?")
+    hits = keyword.hits(store, "chunk", "What was the root cause of the endless retry loop?")
     assert hits and hits[0].id == 4
-    assert store.search_chunks("where does the SQLite database file live?")[0].id in (1, 2)
+    assert keyword.hits(store, "chunk", "where does the SQLite database file live?")[0].id in (1, 2)
     # Another user's legacy rows stay invisible.
-    assert store.search_chunks("confluence offset pagination") == []
-    assert store.search_facts("confluence cursor pagination") == []
+    assert keyword.hits(store, "chunk", "confluence offset pagination") == []
+    assert keyword.hits(store, "fact", "confluence cursor pagination") == []
     jdoe = Store(backend, "jdoe")
-    assert [h.id for h in jdoe.search_chunks("Why is the Confluence export slow?")] == [6]
-    assert [h.id for h in jdoe.search_facts("how does the exporter paginate?")] == [6]
+    assert [h.id for h in keyword.hits(jdoe, "chunk", "Why is the Confluence export slow?")] == [6]
+    assert [h.id for h in keyword.hits(jdoe, "fact", "how does the exporter paginate?")] == [6]
     if version >= 2:
-        assert store.search_facts("which formatter for Python code?")[0].id != 7
-        deprecated = store.search_facts("black formatter", include_deprecated=True)
+        assert keyword.hits(store, "fact", "which formatter for Python code?")[0].id != 7
+        deprecated = keyword.hits(store, "fact", "black formatter", include_deprecated=True)
         assert [h.id for h in deprecated if h.deprecated] == [7]
 
 
@@ -379,15 +379,17 @@ def test_legacy_user_keeps_memory_and_new_writes_work(upgraded: Any) -> None:
         "decision", "BigMind stores every timestamp as UTC text.", importance=8
     )
     assert created and fact.id == last_legacy_id + 1
-    assert [h.id for h in store.search_facts("how are timestamps stored?")][:1] == [fact.id]
+    assert [h.id for h in keyword.hits(store, "fact", "how are timestamps stored?")][:1] == [
+        fact.id
+    ]
 
     chunk, _ref = store.append_chunk(
         "Migrated the legacy database; every row survived.", session_id=S_OPEN
     )
     assert chunk.session_id == S_OPEN and chunk.seq == 2
-    assert [h.id for h in store.search_chunks("did every row survive the migration?")][:1] == [
-        chunk.id
-    ]
+    assert [h.id for h in keyword.hits(store, "chunk", "did every row survive the migration?")][
+        :1
+    ] == [chunk.id]
 
     closed, was_open = store.end_session(
         S_OPEN,
@@ -407,7 +409,7 @@ def test_legacy_user_keeps_memory_and_new_writes_work(upgraded: Any) -> None:
 
     gone = store.deprecate_fact(3, "Some servers moved to a src/ layout with several modules.")
     assert gone.deprecated == 1
-    assert all(h.id != 3 for h in store.search_facts("FastMCP server entry point"))
+    assert all(h.id != 3 for h in keyword.hits(store, "fact", "FastMCP server entry point"))
 
     for fts, _base, _cols in FTS_TABLES:
         fts_check(backend, fts)

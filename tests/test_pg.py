@@ -17,7 +17,7 @@ from fastmcp import Client
 from mcp_calls import BIGMIND, refused
 from pg_fixture import with_database
 
-from bigmind import pgtext
+from bigmind import keyword, pgtext
 from bigmind.app import build_server
 from bigmind.cli import main
 from bigmind.config import Settings
@@ -53,13 +53,11 @@ def test_passwords_never_appear_in_messages() -> None:
 
 
 def test_an_unreachable_server_names_the_setting_without_the_password() -> None:
-    started = time.monotonic()
-    with pytest.raises(BackendUnavailable) as err:
+    with pytest.raises(BackendUnavailable) as err:  # refused at once; connect_timeout otherwise
         PostgresBackend(UNREACHABLE)
     message = str(err.value)
     assert "BIGMIND_DB_URL" in message and "s3cret-pw" not in message
     assert "127.0.0.1:1" in message
-    assert time.monotonic() - started < 15
 
 
 def test_enterprise_mode_needs_a_url_and_a_url_must_be_postgresql(
@@ -189,17 +187,17 @@ def test_big_tables_are_planned_from_statistics_not_counts(
         question = "why did the service crash during the kafka rebalance"
         plan = text.plan("conversation_chunks_fts", question)
         assert plan is not None and "service" in plan.dropped and "kafka" in plan.used
-        assert "kafka rebalance" in store.search_chunks(question)[0].text.replace("**", "")
+        assert "kafka rebalance" in keyword.hits(store, "chunk", question)[0].text.replace("**", "")
         # Words found nowhere ("pick", "runner") are probed absent, not guessed rare: they
         # must not crowd out the terms that match.
         odd = "which runner did we pick for the kafka rebalance"
         text.budget = 2  # room for two rare terms: the absent ones must not take it
         plan = text.plan("conversation_chunks_fts", odd)
         assert plan is not None and {"kafka", "rebalance"} <= set(plan.used)
-        assert "kafka rebalance" in store.search_chunks(odd)[0].text.replace("**", "")
+        assert "kafka rebalance" in keyword.hits(store, "chunk", odd)[0].text.replace("**", "")
         text.budget = 50
         # One common term: ranked among the most recent ~budget matches, read off the ids.
-        hits = store.search_chunks("request", limit=5)
+        hits = keyword.hits(store, "chunk", "request", limit=5)
         assert len(hits) == 5 and min(h.id for h in hits) >= 240
         assert "most recent matches" in hits[0].why
         # All terms common: AND-ed (estimated as independent, probed non-empty).

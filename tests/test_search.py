@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bigmind import keyword
 from bigmind.recall import Recall
 from bigmind.search import MAX_TERMS, build_fts_query, terms_of
 from bigmind.store import Store
@@ -59,8 +60,8 @@ def test_term_count_is_capped() -> None:
 def test_hostile_queries_never_error(store: Store, query: str) -> None:
     store.store_fact("codebase", "The database migration rollback strategy uses savepoints")
     store.append_chunk("We chose pytest over unittest; config.py holds the settings.")
-    store.search_facts(query)
-    store.search_chunks(query)
+    keyword.hits(store, "fact", query)
+    keyword.hits(store, "chunk", query)
 
 
 def test_long_question_finds_the_relevant_chunk(store: Store) -> None:
@@ -75,27 +76,29 @@ def test_long_question_finds_the_relevant_chunk(store: Store) -> None:
         "through, because I need to write the rollback handling for the new release today"
     )
     assert len(question.split()) >= 40
-    hits = store.search_chunks(question, limit=3)
+    hits = keyword.hits(store, "chunk", question, limit=3)
     assert hits and "migrations run in one transaction" in hits[0].text.replace("**", "")
 
 
 def test_stemming_matches_other_word_forms(store: Store) -> None:
     store.store_fact("preference", "The user prefers running tests with pytest")
-    assert store.search_facts("which test runner is preferred")
+    assert keyword.hits(store, "fact", "which test runner is preferred")
 
 
 def test_bm25_ranks_more_matching_terms_first(store: Store) -> None:
     store.store_fact("codebase", "Redis is used for caching sessions")
     store.store_fact("codebase", "Redis caching of sessions expires after ten minutes")
     store.store_fact("codebase", "Sessions are stored in PostgreSQL")
-    hits = store.search_facts("when does the redis session cache expire")
+    hits = keyword.hits(store, "fact", "when does the redis session cache expire")
     assert hits[0].text == "Redis caching of sessions expires after ten minutes"
 
 
 def test_keyword_queries_keep_working(store: Store) -> None:
     store.store_fact("decision", "We use apsw to load sqlite-vec")
-    assert [h.text for h in store.search_facts("apsw")] == ["We use apsw to load sqlite-vec"]
-    assert store.search_facts("sqlite-vec")
+    assert [h.text for h in keyword.hits(store, "fact", "apsw")] == [
+        "We use apsw to load sqlite-vec"
+    ]
+    assert keyword.hits(store, "fact", "sqlite-vec")
 
 
 def test_excerpt_centres_on_the_first_term_and_bolds_matches() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bigmind import keyword
 from bigmind.db import Backend, SQLiteBackend
 from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.models import AUTO_CLOSED_ONE_LINER, ts_ago
@@ -161,8 +162,8 @@ def test_fact_validation(store: Store) -> None:
 def test_deprecated_facts_leave_search_and_context_but_stay(store: Store) -> None:
     f, _, _ = store.store_fact("decision", "We deploy with Kubernetes")
     store.deprecate_fact(f.id, "moved to Nomad")
-    assert store.search_facts("kubernetes deploy") == []
-    hits = store.search_facts("kubernetes deploy", include_deprecated=True)
+    assert keyword.hits(store, "fact", "kubernetes deploy") == []
+    hits = keyword.hits(store, "fact", "kubernetes deploy", include_deprecated=True)
     assert hits and hits[0].deprecated
     assert store.top_facts(10) == []
     with pytest.raises(InvalidInput, match="already deprecated"):
@@ -178,7 +179,7 @@ def test_deprecated_fact_can_be_stored_again(store: Store) -> None:
 
 def test_search_leaves_access_count_alone(store: Store) -> None:
     f, _, _ = store.store_fact("codebase", "The parser lives in parse.py")
-    store.search_facts("parser")
+    keyword.hits(store, "fact", "parser")
     assert store.get_fact(f.id).access_count == 0  # uses are counted by bigmind.usage
 
 
@@ -195,7 +196,9 @@ def test_other_users_rows_are_invisible_and_unaddressable(backend: SQLiteBackend
     bob = Store(backend, "bob")
     f, _, _ = alice.store_fact("preference", "Alice likes vim")
     _chunk, ref = alice.append_chunk("Alice's secret plan")
-    assert bob.search_facts("vim") == [] and bob.search_chunks("secret plan") == []
+    assert (
+        keyword.hits(bob, "fact", "vim") == [] and keyword.hits(bob, "chunk", "secret plan") == []
+    )
     with pytest.raises(NotFound):
         bob.deprecate_fact(f.id, "nope")
     with pytest.raises(NotFound):

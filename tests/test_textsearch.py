@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bigmind import keyword
 from bigmind.db import Backend
 from bigmind.store import Store
 
@@ -20,7 +21,7 @@ def test_rare_terms_rank_and_common_ones_are_named(store: Store) -> None:
     plan = store.text.plan(FTS, "why did the service crash during the kafka rebalance")
     assert plan is not None
     assert "service" in plan.dropped and "kafka" in plan.used
-    hits = store.search_chunks("why did the service crash during the kafka rebalance")
+    hits = keyword.hits(store, "chunk", "why did the service crash during the kafka rebalance")
     assert "kafka rebalance" in hits[0].text.replace("**", "")
     assert "too common to rank on: 'service'" in hits[0].why
 
@@ -32,7 +33,7 @@ def test_all_common_terms_are_anded(store: Store) -> None:
     _chunks(store, ["pytest reported an error"])
     plan = store.text.plan(FTS, "pytest error")
     assert plan is not None and plan.conjunctive and set(plan.used) == {"pytest", "error"}
-    hits = store.search_chunks("pytest error")
+    hits = keyword.hits(store, "chunk", "pytest error")
     assert [h.text.replace("**", "") for h in hits] == ["pytest reported an error"]
     assert hits[0].why.startswith("has all of")
 
@@ -48,7 +49,7 @@ def test_and_skips_a_term_that_would_leave_nothing(store: Store) -> None:
 def test_a_single_very_common_term_ranks_recent_matches(store: Store) -> None:
     store.text.budget = 5
     _chunks(store, [f"cache entry {i}" for i in range(30)])
-    hits = store.search_chunks("cache", limit=5)
+    hits = keyword.hits(store, "chunk", "cache", limit=5)
     ids = [h.id for h in hits]
     assert len(ids) == 5 and min(ids) >= 26  # only the 5 most recent of 30 were ranked
     assert "most recent matches" in hits[0].why
@@ -60,11 +61,11 @@ def test_a_quiet_user_below_the_recency_window_still_finds_their_rows(backend: B
     for i in range(30):
         bob.append_chunk(f"deploy log {i}")
     alice.text.budget = 5  # bob's 30 matches fill the recency window of 5
-    hits = alice.search_chunks("deploy", limit=5)
+    hits = keyword.hits(alice, "chunk", "deploy", limit=5)
     assert [h.text.replace("**", "") for h in hits] == ["deploy checklist for the billing service"]
     assert "most recent matches" in hits[0].why
     bob.text.budget = 5  # bob has enough recent matches: no look below the window
-    assert min(h.id for h in bob.search_chunks("deploy", limit=3)) >= 27
+    assert min(h.id for h in keyword.hits(bob, "chunk", "deploy", limit=3)) >= 27
 
 
 def test_other_users_rows_do_not_crowd_out_the_owners(backend: Backend) -> None:
@@ -72,29 +73,29 @@ def test_other_users_rows_do_not_crowd_out_the_owners(backend: Backend) -> None:
     for i in range(200):
         bob.append_chunk(f"postgres vacuum tuning note {i} postgres postgres")
     alice.append_chunk("postgres vacuum advice for alice")
-    hits = alice.search_chunks("postgres vacuum", limit=5)
+    hits = keyword.hits(alice, "chunk", "postgres vacuum", limit=5)
     assert [h.text.replace("**", "") for h in hits] == ["postgres vacuum advice for alice"]
 
 
 def test_document_frequencies_are_cached(store: Store) -> None:
     _chunks(store, ["alpha beta"])
-    store.search_chunks("alpha")
+    keyword.hits(store, "chunk", "alpha")
     assert (FTS, "alpha") in store.text._df
 
 
 def test_a_term_written_after_its_count_was_cached_is_still_found(store: Store) -> None:
     store.text.budget = 5
     _chunks(store, [f"service note {i}" for i in range(20)])
-    assert store.search_chunks("kafka service")  # caches kafka as absent
+    assert keyword.hits(store, "chunk", "kafka service")  # caches kafka as absent
     store.append_chunk("kafka consumer lag on the service")
-    hits = store.search_chunks("kafka service")
+    hits = keyword.hits(store, "chunk", "kafka service")
     assert "kafka consumer lag" in hits[0].text.replace("**", "")
 
 
 def test_a_new_rare_term_is_found_even_when_the_others_are_anded(store: Store) -> None:
     store.text.budget = 5
     _chunks(store, [f"pytest error {i}" for i in range(10)] + [f"pytest {i}" for i in range(10)])
-    store.search_chunks("kafka pytest error")  # kafka cached as absent, the rest AND-ed
+    keyword.hits(store, "chunk", "kafka pytest error")  # kafka cached as absent, the rest AND-ed
     store.append_chunk("kafka broke")
-    texts = [h.text.replace("**", "") for h in store.search_chunks("kafka pytest error")]
+    texts = [h.text.replace("**", "") for h in keyword.hits(store, "chunk", "kafka pytest error")]
     assert "kafka broke" in texts

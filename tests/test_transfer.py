@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bigmind import focus, globalkb, journal, people, savings, transfer
+from bigmind import focus, globalkb, journal, keyword, people, savings, transfer
 from bigmind.db import SQLiteBackend, connect
 from bigmind.errors import InvalidInput, NotFound
 from bigmind.store import Store
@@ -69,8 +69,8 @@ def test_import_into_empty_database_reproduces_every_row(exported: Path, tmp_pat
     assert report.total_added > 0 and not any(report.skipped.values())
     again = transfer.export_data(copy)
     assert _rows(again) == _rows(json.loads(exported.read_text()))
-    assert copy.search_chunks("decisive")  # the full-text index followed the import
-    assert copy.search_facts("WAL")
+    assert keyword.hits(copy, "chunk", "decisive")  # the full-text index followed the import
+    assert keyword.hits(copy, "fact", "WAL")
     fresh.close()
 
 
@@ -95,7 +95,7 @@ def test_an_existing_active_fact_is_not_duplicated(exported: Path, tmp_path: Pat
     copy = Store(fresh, "alice")
     copy.store_fact("decision", "use wal mode.")
     transfer.import_data(copy, transfer.load_export(exported))
-    assert [h.text for h in copy.search_facts("wal")] == ["use wal mode."]
+    assert [h.text for h in keyword.hits(copy, "fact", "wal")] == ["use wal mode."]
     fresh.close()
 
 

@@ -1,0 +1,190 @@
+"""Keyword search: the one place memories are ranked by their words.
+
+Every keyword list — the hybrid recall's, the hypothesis scan's, the CLI's — comes from
+:func:`ranked`: BM25 over each kind's full-text index with one set of column weights
+(:data:`FULL_TEXT`), at a bounded cost (:mod:`bigmind.textsearch`), or, for hypotheses (no
+full-text index), the share of the query's word stems a hypothesis contains. People are
+matched field by field in :func:`bigmind.people.recall`. :func:`hits` turns a list into
+search results with their "why" for callers that show keyword matches alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bigmind.db import Row
+from bigmind.models import Fact, Hit, column_list, day_of
+from bigmind.search import excerpt, stem_prefix, terms_of
+from bigmind.store import MAX_QUERY, Store, check_limit, check_text, fact_from_row
+from bigmind.textsearch import Plan
+
+# An active (not deprecated) fact, as a condition on the facts table ``b``.
+ACTIVE_FACT = "coalesce(b.deprecated, 0) = 0"
+
+
+@dataclass(frozen=True, slots=True)
+class FullText:
+    """One kind's full-text index: its FTS table, the base table ``b`` behind it, the owner
+    condition on ``b`` (with ``?`` for the user's id where rows are private) and the BM25
+    weights of its two indexed columns."""
+
+    fts: str
+    base: str
+    owner: str
+    weights: str
+
+    @property
+    def private(self) -> bool:
+        return "?" in self.owner
+
+
+FULL_TEXT: dict[str, FullText] = {
+    "fact": FullText("facts_fts", "facts", "b.user_id = ?", "4.0, 1.0"),
+    "chunk": FullText(
+        "conversation_chunks_fts", "conversation_chunks", "b.user_id = ?", "1.0, 0.5"
+    ),
+    "summary": FullText(
+        "session_summaries_fts",
+        "session_summaries",
+        "b.id IN (SELECT id FROM sessions WHERE user_id = ?)",
+        "2.0, 1.0",
+    ),
+    "global": FullText(
+        "global_knowledge_fts", "global_knowledge", "b.status = 'approved'", "2.0, 1.0"
+    ),
+}
+_HIT_COLUMNS = {
+    "fact": column_list(Fact, "b"),
+    "chunk": "b.id, b.session_id, b.role, b.flag_reason, b.created_at, b.content",
+}
+HYPOTHESIS_SCAN = 500  # most recent matching hypotheses scored per search
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A kind's keyword list: (id, score) best first, higher is better, and the plan that
+    made it (None for hypotheses, or a query with no searchable word)."""
+
+    items: list[tuple[str, float]]
+    plan: Plan | None
+    why: dict[str, str]  # a reason per id where it was known while ranking (hypotheses)
+
+
+def ranked(
+    store: Store,
+    kind: str,
+    query: str,
+    limit: int,
+    *,
+    include_deprecated: bool = False,
+    columns: str = "b.id",
+) -> tuple[Ranked, list[Row]]:
+    """The ``limit`` best keyword matches of ``kind`` for ``query`` among the user's (or the
+    shared) memories, and the rows with ``columns``."""
+    if kind == "hypothesis":
+        return _hypotheses(store, query, limit), []
+    ft = FULL_TEXT[kind]
+    cond = ft.owner
+    if kind == "fact" and not include_deprecated:
+        cond += f" AND {ACTIVE_FACT}"
+    owner = (store.uid,) if ft.private else ()
+    rows, plan = store.text.search(ft.fts, ft.base, query, columns, cond, owner, limit, ft.weights)
+    items = [(str(r["id"]), float(r["score"])) for r in rows]
+    return Ranked(items, plan, {}), rows
+
+
+def _hypotheses(store: Store, query: str, limit: int) -> Ranked:
+    stems = {t: stem_prefix(t) for t in terms_of(query)}
+    if not stems:
+        return Ranked([], None, {})
+    where = " OR ".join(
+        "lower(hypothesis || ' ' || coalesce(resolution, '')) LIKE ?" for _ in stems
+    )
+    rows = store.db.query(
+        f"SELECT id, hypothesis, resolution FROM hypotheses WHERE user_id = ? AND ({where})"
+        f" ORDER BY id DESC LIMIT {HYPOTHESIS_SCAN}",
+        (store.uid, *(f"%{s}%" for s in stems.values())),
+    )
+    scored = []
+    for r in rows:
+        low = f"{r['hypothesis']} {r['resolution'] or ''}".lower()
+        hit = [t for t, st in stems.items() if st in low]
+        scored.append((len(hit), str(r["id"]), "keyword match on " + ", ".join(hit)))
+    scored.sort(key=lambda x: (-x[0], -int(x[1])))
+    top = scored[:limit]
+    return Ranked([(i, float(k)) for k, i, _ in top], None, {i: why for _, i, why in top})
+
+
+def hits(
+    store: Store, kind: str, query: str, limit: int = 10, *, include_deprecated: bool = False
+) -> list[Hit]:
+    """Keyword matches of facts or conversation chunks as search results, best first."""
+    if kind not in _HIT_COLUMNS:
+        raise ValueError(f"keyword hits are made for facts and chunks, not {kind!r}")
+    q = check_text("query", query, MAX_QUERY)
+    n = check_limit(limit)
+    found, rows = ranked(
+        store, kind, q, n, include_deprecated=include_deprecated, columns=_HIT_COLUMNS[kind]
+    )
+    plan = found.plan
+    out = []
+    for r in rows:
+        score = float(r.pop("score"))
+        if kind == "fact":
+            f = fact_from_row(r)
+            out.append(
+                Hit(
+                    kind="fact",
+                    id=f.id,
+                    date=day_of(f.updated_at),
+                    text=f.fact,
+                    score=score,
+                    why=match_why(plan, f.fact + " " + f.category),
+                    session_id=f.source_session,
+                    category=f.category,
+                    confidence=f.confidence,
+                    deprecated=bool(f.deprecated),
+                )
+            )
+            continue
+        content = str(r["content"])
+        why = match_why(plan, content)
+        if r["flag_reason"]:
+            why += f"; flagged: {r['flag_reason']}"
+        out.append(
+            Hit(
+                kind="chunk",
+                id=int(str(r["id"])),
+                date=day_of(str(r["created_at"])),
+                text=excerpt(content, plan.used if plan else ()),
+                score=score,
+                why=why,
+                session_id=str(r["session_id"]),
+            )
+        )
+    return out
+
+
+def match_why(plan: Plan | None, text: str) -> str:
+    """One line on why a row matched: the query terms it shows, and what ranking left out."""
+    matched = _matched_terms(plan.used, text) if plan else ""
+    why = f"keyword match on {matched}" if matched else "keyword match (stemmed)"
+    if plan and plan.conjunctive:
+        why = why.replace("keyword match on", "has all of", 1)
+    if plan and plan.dropped:
+        why += "; too common to rank on: " + ", ".join(f"'{t}'" for t in plan.dropped[:4])
+    if plan and plan.min_rowid is not None:
+        why += "; ranked among the most recent matches"
+    return why
+
+
+def _matched_terms(terms: Sequence[str], text: str) -> str:
+    """The query terms visible in ``text``: a word starting with the term's stem (≥ 4 chars)."""
+    low = text.lower()
+    seen = []
+    for t in terms:
+        if re.search(r"(?<!\w)" + re.escape(stem_prefix(t)), low):
+            seen.append(t.rstrip("*"))
+    return ", ".join(f"'{t}'" for t in seen[:6])
