@@ -7,18 +7,12 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bigmind import limits
 from bigmind.errors import InvalidInput
+from bigmind.limits import check_text, optional_text
 from bigmind.models import SESSION_COLUMNS, Session, now_ts, ts_ago
-from bigmind.store import (
-    MAX_SHORT,
-    SessionRef,
-    Store,
-    check_text,
-    optional_text,
-    session_from_row,
-)
+from bigmind.store import SessionRef, Store, session_from_row
 
-MAX_FILES = 50
 STALE_ONE_LINER = "[closed as stale by session {by}]"
 
 
@@ -71,8 +65,8 @@ def _files(files: str | Sequence[str] | None) -> list[str]:
             raise InvalidInput(f"file path {p[:40]}… is longer than 1,000 characters.")
         if p and p not in out:
             out.append(p)
-    if len(out) > MAX_FILES:
-        raise InvalidInput(f"at most {MAX_FILES} files per announcement; name the main ones.")
+    if len(out) > limits.FILES:
+        raise InvalidInput(f"at most {limits.FILES} files per announcement; name the main ones.")
     return out
 
 
@@ -83,9 +77,9 @@ def announce(
     files: str | Sequence[str] | None = None,
     ide_hint: str | None = None,
 ) -> tuple[Focus, SessionRef]:
-    text = check_text("description", description, MAX_SHORT * 2)
+    text = check_text("description", description, limits.OUTCOME)
     paths = _files(files)
-    hint = optional_text("ide_hint", ide_hint, 100)
+    hint = optional_text("ide_hint", ide_hint, limits.NAME)
     ts = now_ts()
     with store.db.transaction() as tx:
         ref = store.resolve_session(session_id, tx)
@@ -154,7 +148,7 @@ def close_stale(
     """Close the user's other open sessions idle longer than ``idle_minutes`` (all, with force)."""
     if not 1 <= idle_minutes <= 60 * 24 * 365:
         raise InvalidInput(f"'idle_minutes' must be at least 1, got {idle_minutes}.")
-    keep = store.get_session(check_text("session_id", session_id, 100))
+    keep = store.get_session(check_text("session_id", session_id, limits.NAME))
     cutoff = ts_ago(minutes=idle_minutes)
     ts = now_ts()
     closed: list[Session] = []

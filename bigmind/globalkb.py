@@ -15,18 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bigmind import users
+from bigmind import limits, users
 from bigmind.db import Row
 from bigmind.errors import InvalidInput, NotFound
+from bigmind.limits import check_importance, check_limit, check_text, optional_text
 from bigmind.models import Record, User, normalise_text, now_ts
-from bigmind.store import Store, check_limit, check_text, optional_text
+from bigmind.store import Store
 
 CATEGORIES = ("architecture", "standard", "decision", "pattern", "glossary")
 STATUSES = ("approved", "pending", "deprecated")
 ACTIONS = ("approve", "deprecate")
-MAX_TITLE = 80  # the plan: a short title
-MAX_CONTENT = 4_000  # the plan's target is ≤ 500 tokens an entry; this leaves room
-MAX_NOTES = 1_000
 TOP_POOL = 50  # approved entries considered for the packet besides the focus matches
 FOCUS_LIFT = 1.5  # importance steps the best focus match gains (relevance scaled 0…1)
 
@@ -95,12 +93,6 @@ def _check_status(value: str) -> str:
     return st
 
 
-def _importance(value: int) -> int:
-    if not 1 <= value <= 10:
-        raise InvalidInput(f"'importance' must be an integer from 1 to 10, got {value}.")
-    return int(value)
-
-
 def caller(store: Store) -> User:
     """The configured user with the role the database holds now (not when the store opened)."""
     try:
@@ -132,9 +124,9 @@ def promote(
         NotFound: ``source_session`` is not one of the caller's sessions.
     """
     cat = check_category(category)
-    head = check_text("title", title, MAX_TITLE)
-    body = check_text("content", content, MAX_CONTENT)
-    imp = _importance(importance)
+    head = check_text("title", title, limits.TITLE)
+    body = check_text("content", content, limits.GLOBAL_CONTENT)
+    imp = check_importance(importance)
     sid = store.get_session(source_session).id if source_session else None
     # Another member's pending proposal is theirs and the curators' to see: matching it would
     # tell the caller it exists (and its id), so only approved or the caller's own count.
@@ -231,7 +223,7 @@ def review(store: Store, entry_id: int, action: str, notes: str | None = None) -
     act = (action or "").strip().lower()
     if act not in ACTIONS:
         raise InvalidInput(f"'action' must be 'approve' or 'deprecate'; got {action!r}.")
-    note = optional_text("notes", notes, MAX_NOTES)
+    note = optional_text("notes", notes, limits.REVIEW_NOTES)
     if store.mode != "personal":
         users.require_curator(caller(store), "approve or deprecate company knowledge")
     current = get(store, entry_id)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bigmind import keyword
+from bigmind import keyword, limits
 from bigmind.errors import InvalidInput, NotFound
+from bigmind.limits import check_days, check_limit, check_text, check_unit
 from bigmind.models import Hit, Record, column_list, now_ts, ts_ago
-from bigmind.store import MAX_FACT, SessionRef, Store, check_limit, check_text, check_unit
+from bigmind.store import SessionRef, Store
 
 STATUSES = ("open", "confirmed", "refuted", "abandoned")
 BANDS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.01))
@@ -57,7 +58,7 @@ def add(
     store: Store, hypothesis: str, confidence: float = 0.7, session_id: str | None = None
 ) -> tuple[Hypothesis, SessionRef]:
     """Record a prediction. Returns it and the session it was attached to."""
-    text = check_text("hypothesis", hypothesis, MAX_FACT)
+    text = check_text("hypothesis", hypothesis, limits.FACT)
     conf = check_unit("confidence", confidence)
     with store.db.transaction() as tx:
         ref = store.resolve_session(session_id, tx)
@@ -76,7 +77,7 @@ def resolve(store: Store, hypothesis_id: int, status: str, resolution: str | Non
     get(store, hypothesis_id)
     text = None
     if status != "open":
-        text = check_text("resolution", resolution, MAX_FACT)
+        text = check_text("resolution", resolution, limits.FACT)
     with store.db.transaction() as tx:
         tx.execute(
             "UPDATE hypotheses SET status = ?, resolution = coalesce(?, resolution),"
@@ -132,8 +133,7 @@ def _stance(hypothesis: str, text: str) -> str:
 
 def scan(store: Store, stale_days: int = 7, per_kind: int = 3) -> list[Scan]:
     """For each open hypothesis, related facts and chunks (by its text) and whether it is stale."""
-    if not 1 <= stale_days <= 3650:
-        raise InvalidInput(f"'stale_days' must be between 1 and 3650, got {stale_days}.")
+    check_days("stale_days", stale_days, limits.STALE_DAYS)
     cutoff = ts_ago(days=stale_days)
     out = []
     for h in list_(store, "open", 100):

@@ -14,10 +14,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bigmind import limits
 from bigmind.db import Row
+from bigmind.limits import check_limit, check_text
 from bigmind.models import Fact, Hit, column_list, day_of
 from bigmind.search import excerpt, stem_prefix, terms_of
-from bigmind.store import MAX_QUERY, Store, check_limit, check_text, fact_from_row
+from bigmind.store import Store, fact_from_row
 from bigmind.textsearch import Plan
 
 # An active (not deprecated) fact, as a condition on the facts table ``b``.
@@ -123,7 +125,7 @@ def hits(
     """Keyword matches of facts or conversation chunks as search results, best first."""
     if kind not in _HIT_COLUMNS:
         raise ValueError(f"keyword hits are made for facts and chunks, not {kind!r}")
-    q = check_text("query", query, MAX_QUERY)
+    q = check_text("query", query, limits.QUERY)
     n = check_limit(limit)
     found, rows = ranked(
         store, kind, q, n, include_deprecated=include_deprecated, columns=_HIT_COLUMNS[kind]

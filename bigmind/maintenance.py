@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bigmind import __version__, journal, savings
+from bigmind import __version__, journal, limits, savings
 from bigmind.db import Backend
-from bigmind.errors import InvalidInput
+from bigmind.limits import check_days
 from bigmind.migrations import FTS_TABLES, SCHEMA_VERSION, applied
 from bigmind.models import ts_ago
 from bigmind.store import Store
@@ -59,8 +59,7 @@ class Check:
 
 def health(store: Store, stale_days: int = 30) -> list[Check]:
     """Diagnostics: integrity, FTS indexes, schema, open sessions and fact hygiene."""
-    if not 1 <= stale_days <= 3650:
-        raise InvalidInput(f"'stale_days' must be between 1 and 3650, got {stale_days}.")
+    check_days("stale_days", stale_days, limits.STALE_DAYS)
     db = store.db
     checks: list[Check] = []
     if db.dialect == "postgresql":
@@ -158,10 +157,7 @@ def _pg_integrity(db: Backend) -> list[Check]:
 
 def vacuum(store: Store, older_than_days: int) -> int:
     """Delete this user's Tier-3 chunks older than N days; summaries and facts stay. Returns count."""
-    if not 1 <= older_than_days <= 36500:
-        raise InvalidInput(
-            f"'older_than_days' must be at least 1 (and at most 36500), got {older_than_days}."
-        )
+    check_days("older_than_days", older_than_days, limits.RETENTION_DAYS)
     cutoff = ts_ago(days=older_than_days)
     with store.db.transaction() as tx:
         rows = tx.execute(

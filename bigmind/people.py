@@ -6,10 +6,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bigmind import limits
 from bigmind.errors import InvalidInput
+from bigmind.limits import check_limit, check_text, optional_text
 from bigmind.models import Record, column_list, now_ts
 from bigmind.search import terms_of
-from bigmind.store import MAX_SHORT, Store, check_limit, check_text, optional_text
+from bigmind.store import Store
 
 _USERNAME = re.compile(r"^[\w.@+\-]{1,100}$", re.UNICODE)
 # How much a query term found in each field counts when ranking people.
@@ -75,7 +77,7 @@ def remember(
     notes: str | None = None,
 ) -> tuple[Person, bool]:
     """Create or update a person. Notes and expertise are merged, never overwritten."""
-    name = check_text("username", username, 100)
+    name = check_text("username", username, limits.NAME)
     if not _USERNAME.match(name):
         raise InvalidInput(
             f"'username' must be a handle without spaces (letters, digits, . _ - @ +); got {name!r}."
@@ -88,8 +90,8 @@ def remember(
     exp_text = (
         expertise if isinstance(expertise, str) or expertise is None else ", ".join(expertise)
     )
-    exp = optional_text("expertise", exp_text, MAX_SHORT)
-    note = optional_text("notes", notes, 4_000)
+    exp = optional_text("expertise", exp_text, limits.SHORT)
+    note = optional_text("notes", notes, limits.NOTES)
     ts = now_ts()
     with store.db.transaction() as tx:
         rows = tx.execute(f"SELECT {_COLUMNS} FROM people WHERE username = ?", (name,))
@@ -129,7 +131,7 @@ def remember(
 
 def recall(store: Store, query: str, limit: int = 5) -> list[tuple[Person, float, str]]:
     """People matching a name, role, team or expertise question, best first, with why."""
-    q = check_text("query", query, 1_000)
+    q = check_text("query", query, limits.PERSON_QUERY)
     n = check_limit(limit)
     terms = [t.rstrip("*") for t in terms_of(q)]
     stems = {t: t[: max(4, len(t) - 2)] for t in terms}  # also matches plurals and -ing forms

@@ -25,14 +25,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bigmind import keyword, people
+from bigmind import keyword, limits, people
 from bigmind.db import Row
 from bigmind.errors import InvalidInput
 from bigmind.keyword import match_why
+from bigmind.limits import check_limit, check_text
 from bigmind.models import TS_FORMAT, Hit, day_of, now_ts
 from bigmind.search import excerpt, stem_prefix, terms_of
 from bigmind.semantic import Semantic
-from bigmind.store import MAX_QUERY, Store, check_limit, check_text
+from bigmind.store import Store
 from bigmind.textsearch import Plan
 from bigmind.vectors import EXTRA_VECTORS, KINDS
 
@@ -116,7 +117,7 @@ class Recall:
         mode: str = "hybrid",
         include_deprecated: bool = False,
     ) -> Recalled:
-        q = check_text("query", query, MAX_QUERY)
+        q = check_text("query", query, limits.QUERY)
         n = check_limit(limit)
         wanted = _kinds(kinds)
         if mode not in MODES:
@@ -206,7 +207,7 @@ class Recall:
         (:data:`_LATE_WHY`): matching terms against 100 candidates' texts cost more than the
         search itself."""
         s = self.store
-        n = min(fetch, 100)
+        n = min(fetch, limits.RESULTS)
         if kind == "person":
             return [(str(p.id), why, score) for p, score, why in people.recall(s, q, n)]
         found, _ = keyword.ranked(s, kind, q, n, include_deprecated=include_deprecated)

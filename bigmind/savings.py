@@ -6,9 +6,11 @@ from collections import defaultdict
 from datetime import date
 from typing import Any
 
+from bigmind import limits
 from bigmind.errors import InvalidInput
+from bigmind.limits import check_text
 from bigmind.models import now_ts
-from bigmind.store import MAX_SHORT, SessionRef, Store, check_text
+from bigmind.store import SessionRef, Store
 
 MAX_TOKENS_SAVED = 10_000_000
 
@@ -16,8 +18,8 @@ MAX_TOKENS_SAVED = 10_000_000
 def log(
     store: Store, session_id: str | None, description: str, tokens_saved: int, method_used: str
 ) -> tuple[int, SessionRef]:
-    text = check_text("description", description, MAX_SHORT)
-    method = check_text("method_used", method_used, 100).lower()
+    text = check_text("description", description, limits.SHORT)
+    method = check_text("method_used", method_used, limits.NAME).lower()
     if not 0 <= tokens_saved <= MAX_TOKENS_SAVED:
         raise InvalidInput(
             f"'tokens_saved' must be between 0 and {MAX_TOKENS_SAVED:,}, got {tokens_saved}."

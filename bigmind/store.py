@@ -7,12 +7,20 @@ here, so the MCP tools and the CLI reject the same inputs with the same words.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from bigmind import limits
 from bigmind.db import Backend, Params, Row, Tx
 from bigmind.errors import Forbidden, InvalidInput, NotFound
+from bigmind.limits import (
+    check_category,
+    check_importance,
+    check_limit,
+    check_text,
+    check_unit,
+    optional_text,
+)
 from bigmind.models import (
     AUTO_CLOSE_HOURS,
     AUTO_CLOSED_ONE_LINER,
@@ -34,93 +42,7 @@ from bigmind.models import (
 )
 from bigmind.textsearch import TextSearch
 
-# Input limits: generous for real use, small enough that one call cannot flood the packet.
-MAX_FACT = 2_000
-MAX_CHUNK = 100_000
-MAX_SUMMARY = 40_000
-MAX_ONE_LINER = 200
-MAX_SHORT = 500
-MAX_QUERY = 2_000
-MAX_LIMIT = 100
 TOUCH_SECONDS = 30
-_CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0,39}$")
-
-
-# -- validation helpers ------------------------------------------------------------------------
-def optional_text(name: str, value: str | None, limit: int) -> str | None:
-    """Stripped text, None when empty; refuses text longer than ``limit``."""
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    if len(value) > limit:
-        raise InvalidInput(
-            f"'{name}' is {len(value):,} characters; the limit is {limit:,}. "
-            "Shorten it or split it into several calls."
-        )
-    return value
-
-
-def check_text(name: str, value: str | None, limit: int) -> str:
-    """Like :func:`optional_text`, but the text is required."""
-    out = optional_text(name, value, limit)
-    if out is None:
-        raise InvalidInput(f"'{name}' must not be empty.")
-    return out
-
-
-def check_unit(name: str, value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise InvalidInput(f"'{name}' must be between 0.0 and 1.0, got {value}.")
-    return float(value)
-
-
-def _importance(value: int) -> int:
-    if not 1 <= value <= 10:
-        raise InvalidInput(f"'importance' must be an integer from 1 to 10, got {value}.")
-    return int(value)
-
-
-def check_limit(value: int) -> int:
-    if not 1 <= value <= MAX_LIMIT:
-        raise InvalidInput(f"'limit' must be between 1 and {MAX_LIMIT}, got {value}.")
-    return int(value)
-
-
-def _category(value: str) -> str:
-    cat = (value or "").strip().lower()
-    if not _CATEGORY.match(cat):
-        raise InvalidInput(
-            f"'category' must be a short lowercase word such as preference, decision, codebase, "
-            f"constraint or bugfix (letters, digits, '-' or '_', at most 40); got {value!r}."
-        )
-    return cat
-
-
-def _tags(value: str | Sequence[str] | None) -> str | None:
-    """Topics as a comma-separated lowercase list, from a list or a comma string."""
-    if value is None:
-        return None
-    items = value.split(",") if isinstance(value, str) else list(value)
-    tags: list[str] = []
-    for item in items:
-        tag = str(item).strip().lower()
-        if not tag:
-            continue
-        if len(tag) > 60:
-            raise InvalidInput(f"topic {tag[:30]!r}… is longer than 60 characters.")
-        if tag not in tags:
-            tags.append(tag)
-    if len(tags) > 20:
-        raise InvalidInput("at most 20 topics; keep the most telling ones.")
-    return ",".join(tags) or None
-
-
-def _lines(name: str, value: str | Sequence[str] | None, limit: int) -> str | None:
-    """A bullet list from a list of strings, or the text as given."""
-    if value is None:
-        return None
-    text = value if isinstance(value, str) else "\n".join(f"- {str(v).strip()}" for v in value)
-    return optional_text(name, text, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +76,7 @@ class Store:
 
     # -- users -------------------------------------------------------------------------------
     def _ensure_user(self, username: str) -> User:
-        username = check_text("username", username, 100)
+        username = check_text("username", username, limits.NAME)
         with self.db.transaction() as tx:
             rows = tx.execute("SELECT * FROM users WHERE username = ?", (username,))
             if not rows:
@@ -200,7 +122,7 @@ class Store:
         return session_from_row(rows[0]) if rows else None
 
     def get_session(self, session_id: str) -> Session:
-        sid = check_text("session_id", session_id, 100)
+        sid = check_text("session_id", session_id, limits.NAME)
         s = self._session_row(self.db.query, sid)
         if s is None:
             raise NotFound(
@@ -213,7 +135,7 @@ class Store:
         self, ide_hint: str | None = None, session_id: str | None = None
     ) -> SessionStart:
         """Open a session (auto-closing ones open > 24 h), or reuse ``session_id`` if given."""
-        hint = optional_text("ide_hint", ide_hint, 100)
+        hint = optional_text("ide_hint", ide_hint, limits.NAME)
         ts = now_ts()
         with self.db.transaction() as tx:
             if session_id:
@@ -256,7 +178,7 @@ class Store:
     def auto_close(self, session_ids: Sequence[str], one_liner: str) -> list[str]:
         """Close those of ``session_ids`` that are this user's and still open, marked as closed
         automatically; a one-liner the agent already wrote is kept. Returns the ids closed."""
-        line = check_text("one_liner", one_liner, MAX_ONE_LINER)
+        line = check_text("one_liner", one_liner, limits.ONE_LINER)
         ts = now_ts()
         with self.db.transaction() as tx:
             open_ids = [
@@ -321,13 +243,13 @@ class Store:
         importance: int = 5,
     ) -> tuple[Session, bool]:
         """Close a session with its Tier-1 line and Tier-2 summary. Returns (session, was_open)."""
-        line = check_text("one_liner", one_liner, MAX_ONE_LINER)
-        tags = _tags(topics)
-        out = optional_text("outcome", outcome, MAX_SHORT * 2)
-        body = optional_text("summary", summary, MAX_SUMMARY)
-        facts = _lines("key_facts", key_facts, MAX_SUMMARY)
-        refs = _lines("code_refs", code_refs, MAX_SUMMARY)
-        imp = _importance(importance)
+        line = check_text("one_liner", one_liner, limits.ONE_LINER)
+        tags = limits.tags(topics)
+        out = optional_text("outcome", outcome, limits.OUTCOME)
+        body = optional_text("summary", summary, limits.SUMMARY)
+        facts = limits.lines("key_facts", key_facts, limits.SUMMARY)
+        refs = limits.lines("code_refs", code_refs, limits.SUMMARY)
+        imp = check_importance(importance)
         ts = now_ts()
         with self.db.transaction() as tx:
             ref = self.resolve_session(session_id, tx)
@@ -413,10 +335,10 @@ class Store:
         importance: int = 5,
     ) -> tuple[Fact, bool, SessionRef | None]:
         """Store a fact. Returns (fact, created, session); an identical active fact is reused."""
-        cat = _category(category)
-        text = check_text("fact", fact, MAX_FACT)
+        cat = check_category(category)
+        text = check_text("fact", fact, limits.FACT)
         conf = check_unit("confidence", confidence)
-        imp = _importance(importance)
+        imp = check_importance(importance)
         digest = content_hash(text)
         ts = now_ts()
         with self.db.transaction() as tx:
@@ -448,7 +370,7 @@ class Store:
         return fact_from_row(rows[0])
 
     def deprecate_fact(self, fact_id: int, reason: str) -> Fact:
-        why = check_text("reason", reason, MAX_SHORT)
+        why = check_text("reason", reason, limits.SHORT)
         current = self.get_fact(fact_id)
         if current.deprecated:
             raise InvalidInput(
@@ -529,10 +451,10 @@ class Store:
         role: str = "assistant",
         flag_reason: str | None = None,
     ) -> tuple[Chunk, SessionRef]:
-        body = check_text("content", content, MAX_CHUNK)
+        body = check_text("content", content, limits.CHUNK)
         if role not in CHUNK_ROLES:
             raise InvalidInput(f"'role' must be one of {', '.join(CHUNK_ROLES)}; got {role!r}.")
-        reason = optional_text("flag_reason", flag_reason, MAX_SHORT)
+        reason = optional_text("flag_reason", flag_reason, limits.SHORT)
         with self.db.transaction() as tx:
             ref = self.resolve_session(session_id, tx)
             rows = tx.execute(
@@ -563,11 +485,11 @@ class Store:
             raise InvalidInput("Give at least one of role, preferences or pinned_facts.")
         fields: dict[str, str | None] = {}
         if role is not None:
-            fields["role"] = optional_text("role", role, MAX_SHORT)
+            fields["role"] = optional_text("role", role, limits.SHORT)
         if preferences is not None:
-            fields["preferences"] = optional_text("preferences", preferences, 4_000)
+            fields["preferences"] = optional_text("preferences", preferences, limits.PROFILE_TEXT)
         if pinned_facts is not None:
-            fields["pinned_facts"] = _lines("pinned_facts", pinned_facts, 4_000)
+            fields["pinned_facts"] = limits.lines("pinned_facts", pinned_facts, limits.PROFILE_TEXT)
         ts = now_ts()
         with self.db.transaction() as tx:
             exists = tx.execute(

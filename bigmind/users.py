@@ -7,10 +7,11 @@ changes users, and the last admin cannot lose the role (nobody could give it bac
 
 from __future__ import annotations
 
+from bigmind import limits
 from bigmind.db import Backend, Row, Tx
 from bigmind.errors import Forbidden, InvalidInput, NotFound
+from bigmind.limits import check_text
 from bigmind.models import User, new_id, now_ts
-from bigmind.store import check_text
 
 ROLES = ("member", "curator", "admin")
 _COLUMNS = "id, username, display_name, role, created_at, last_seen"
@@ -65,7 +66,7 @@ def get_user(db: Backend, username: str) -> User:
     Raises:
         NotFound: no user has that name.
     """
-    name = check_text("username", username, 100)
+    name = check_text("username", username, limits.NAME)
     rows = db.query(f"SELECT {_COLUMNS} FROM users WHERE username = ?", (name,))
     if not rows:
         raise NotFound(f"No user {name!r}; `bigmind user list` shows who exists.")
@@ -82,7 +83,7 @@ def add_user(db: Backend, username: str, role: str = "member", *, by: User | Non
         InvalidInput: bad name or role, or the user exists already.
         Forbidden: ``by`` is not an admin.
     """
-    name = check_text("username", username, 100)
+    name = check_text("username", username, limits.NAME)
     r = check_role(role)
     _require_admin(by)
     with db.transaction() as tx:
@@ -110,7 +111,7 @@ def set_role(db: Backend, username: str, role: str, *, by: User | None = None) -
         NotFound: no such user.
         Forbidden: ``by`` is not an admin, or this would leave the database without an admin.
     """
-    name = check_text("username", username, 100)
+    name = check_text("username", username, limits.NAME)
     r = check_role(role)
     _require_admin(by)
     with db.transaction() as tx:

@@ -21,6 +21,7 @@ from bigmind.db import Row
 from bigmind.errors import InvalidInput
 from bigmind.globalkb import GlobalEntry
 from bigmind.journal import Hypothesis
+from bigmind.limits import RESULTS
 from bigmind.models import (
     FACT_COLUMNS,
     SESSION_COLUMNS,
@@ -36,7 +37,6 @@ from bigmind.models import (
 from bigmind.people import Person
 from bigmind.recall import Recall
 from bigmind.store import (
-    MAX_LIMIT,
     TOPIC_MATCH,
     Store,
     fact_from_row,
@@ -89,8 +89,8 @@ def page_number(value: str | int | None) -> int:
 
 
 def _per_page(value: int) -> int:
-    if not 1 <= value <= MAX_LIMIT:
-        raise InvalidInput(f"'per_page' must be between 1 and {MAX_LIMIT}, got {value}.")
+    if not 1 <= value <= RESULTS:
+        raise InvalidInput(f"'per_page' must be between 1 and {RESULTS}, got {value}.")
     return int(value)
 
 

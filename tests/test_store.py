@@ -7,8 +7,9 @@ import pytest
 from bigmind import keyword
 from bigmind.db import Backend, SQLiteBackend
 from bigmind.errors import Forbidden, InvalidInput, NotFound
+from bigmind.limits import FACT as MAX_FACT
 from bigmind.models import AUTO_CLOSED_ONE_LINER, ts_ago
-from bigmind.store import MAX_FACT, Store
+from bigmind.store import Store
 from bigmind.users import set_role
 
 

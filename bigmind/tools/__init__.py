@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.tools import ToolResult
+from pydantic import Field
 
+from bigmind import limits
 from bigmind.errors import BigMindError
 from bigmind.runtime import Runtime
 
@@ -26,6 +28,11 @@ R = TypeVar("R")
 READ_ONLY = {"readOnlyHint": True}
 WRITE = {"destructiveHint": False}
 DESTRUCTIVE = {"destructiveHint": True}
+
+Importance = Annotated[
+    int,
+    Field(ge=limits.IMPORTANCE[0], le=limits.IMPORTANCE[1], description="1 low … 10 critical."),
+]
 
 
 def edge(fn: Callable[P, R]) -> Callable[P, R]:

@@ -9,7 +9,7 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind import maintenance, render, transfer
+from bigmind import limits, maintenance, render, transfer
 from bigmind.instructions import RULES
 from bigmind.runtime import Runtime
 from bigmind.tools import DESTRUCTIVE, READ_ONLY, WRITE, edge, result
@@ -47,7 +47,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @edge
     def memory_health_check(
         stale_days: Annotated[
-            int, Field(ge=1, le=3650, description="Facts untouched this long count as stale.")
+            int,
+            Field(
+                ge=1, le=limits.STALE_DAYS, description="Facts untouched this long count as stale."
+            ),
         ] = 30,
     ) -> ToolResult:
         """Diagnose the memory: index integrity, schema version, open or unsummarised
@@ -72,7 +75,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @edge
     def memory_vacuum(
         older_than_days: Annotated[
-            int, Field(ge=1, le=36500, description="Delete flagged chunks older than this.")
+            int,
+            Field(
+                ge=1, le=limits.RETENTION_DAYS, description="Delete flagged chunks older than this."
+            ),
         ],
     ) -> ToolResult:
         """Prune Tier-3 chunks older than N days (summaries, facts and profile are kept).

@@ -8,11 +8,11 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind import globalkb, render
+from bigmind import globalkb, limits, render
 from bigmind.globalkb import GlobalEntry
 from bigmind.models import day_of
 from bigmind.runtime import Runtime
-from bigmind.tools import READ_ONLY, WRITE, edge, result
+from bigmind.tools import READ_ONLY, WRITE, Importance, edge, result
 
 LIST_EXCERPT = 300  # characters of an entry's content shown by memory_list_global
 
@@ -36,9 +36,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         category: Annotated[
             str, Field(description="architecture, standard, decision, pattern or glossary.")
         ],
-        title: Annotated[str, Field(description="Short title, ≤ 80 chars.")],
+        title: Annotated[str, Field(description=f"Short title, ≤ {limits.TITLE} characters.")],
         content: Annotated[str, Field(description="Markdown, ideally ≤ 500 tokens.")],
-        importance: Annotated[int, Field(ge=1, le=10, description="1 low … 10 critical.")] = 5,
+        importance: Importance = 5,
         source_session: str | None = None,
     ) -> ToolResult:
         """Share a standard, decision or pattern with every user (shown at session start).
@@ -62,8 +62,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_search_global(
-        query: Annotated[str, Field(max_length=2000)],
-        limit: Annotated[int, Field(ge=1, le=100)] = 5,
+        query: Annotated[str, Field(max_length=limits.QUERY)],
+        limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 5,
     ) -> ToolResult:
         """Search approved company knowledge by keywords and meaning."""
         found = rt.recall().search(query, limit, ["global"])
@@ -82,7 +82,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @edge
     def memory_list_global(
         category: str | None = None,
-        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 20,
         status: Annotated[str, Field(description="approved, pending or deprecated.")] = "approved",
     ) -> ToolResult:
         """Browse company knowledge, most important first. Members see only their own

@@ -8,7 +8,7 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind import journal
+from bigmind import journal, limits
 from bigmind.runtime import Runtime
 from bigmind.tools import READ_ONLY, WRITE, edge, result
 from bigmind.tools.sessions import SessionId, session_note
@@ -53,7 +53,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @edge
     def memory_list_hypotheses(
         status: Annotated[Status | Literal["all"], Field(description="Or 'all'.")] = "open",
-        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 20,
     ) -> ToolResult:
         """List hypotheses, newest first. At session start, review the open ones."""
         rows = journal.list_(rt.store, status, limit)
@@ -63,7 +63,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_scan_hypotheses(
-        stale_days: Annotated[int, Field(ge=1, le=3650, description="Open longer = stale.")] = 7,
+        stale_days: Annotated[
+            int, Field(ge=1, le=limits.STALE_DAYS, description="Open longer = stale.")
+        ] = 7,
     ) -> ToolResult:
         """Cross-check open hypotheses against facts and chunks: possible support or
         contradiction (to verify), and which are stale."""

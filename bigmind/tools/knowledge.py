@@ -8,15 +8,16 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind import dedup, render
+from bigmind import dedup, limits, render
 from bigmind.runtime import Runtime
-from bigmind.tools import READ_ONLY, WRITE, edge, result
+from bigmind.tools import READ_ONLY, WRITE, Importance, edge, result
 from bigmind.tools.sessions import SessionId
 
 Query = Annotated[
-    str, Field(description="A question or keywords; natural language is fine.", max_length=2000)
+    str,
+    Field(description="A question or keywords; natural language is fine.", max_length=limits.QUERY),
 ]
-Limit = Annotated[int, Field(ge=1, le=100, description="Maximum results.")]
+Limit = Annotated[int, Field(ge=1, le=limits.RESULTS, description="Maximum results.")]
 Kinds = Annotated[
     list[str] | str | None,
     Field(description="Any of fact, chunk, summary, hypothesis, person, global (default all)."),
@@ -92,7 +93,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             float, Field(ge=0.0, le=1.0, description="1.0 = stated by the user; lower if inferred.")
         ] = 1.0,
         session_id: SessionId = None,
-        importance: Annotated[int, Field(ge=1, le=10, description="1 low … 10 critical.")] = 5,
+        importance: Importance = 5,
     ) -> ToolResult:
         """Store one atomic fact worth remembering across conversations. Don't wait to be asked.
 

@@ -8,7 +8,7 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind import people
+from bigmind import limits, people
 from bigmind.runtime import Runtime
 from bigmind.tools import READ_ONLY, WRITE, edge, result
 
@@ -55,7 +55,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
-    def memory_list_people(limit: Annotated[int, Field(ge=1, le=100)] = 20) -> ToolResult:
+    def memory_list_people(
+        limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 20,
+    ) -> ToolResult:
         """All known people, most recently seen first."""
         rows = people.list_(rt.store, limit)
         return result(

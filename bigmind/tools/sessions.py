@@ -8,11 +8,11 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind import render
+from bigmind import limits, render
 from bigmind.context import build_context
 from bigmind.runtime import Runtime
 from bigmind.store import SessionRef
-from bigmind.tools import READ_ONLY, WRITE, edge, result
+from bigmind.tools import READ_ONLY, WRITE, Importance, edge, result
 
 SessionId = Annotated[
     str | None,
@@ -52,7 +52,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             Field(
                 description="The user's first request: facts and sessions relevant to it come "
                 "first.",
-                max_length=2000,
+                max_length=limits.QUERY,
             ),
         ] = None,
     ) -> ToolResult:
@@ -96,7 +96,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @edge
     def memory_end_session(
         session_id: SessionId,
-        one_liner: Annotated[str, Field(description="Headline of what happened, ≤ 120 chars.")],
+        one_liner: Annotated[
+            str, Field(description=f"Headline of what happened, ≤ {limits.ONE_LINER} characters.")
+        ],
         topics: Topics,
         outcome: Annotated[
             str | None, Field(description="One sentence: what was decided or built.")
@@ -107,7 +109,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         ],
         key_facts: Lines = None,
         code_refs: Lines = None,
-        importance: Annotated[int, Field(ge=1, le=10, description="1 low … 10 critical.")] = 5,
+        importance: Importance = 5,
     ) -> ToolResult:
         """⚡ CALL THIS LAST, before the conversation ends (user says bye, task done).
 
@@ -197,7 +199,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def memory_get_session_detail(
         session_id: Annotated[str, Field(description="The session's id.")],
         max_tokens: Annotated[
-            int, Field(ge=200, le=50_000, description="Size cap of the answer.")
+            int,
+            Field(
+                ge=limits.DETAIL_TOKENS[0],
+                le=limits.DETAIL_TOKENS[1],
+                description="Size cap of the answer.",
+            ),
         ] = 4_000,
     ) -> ToolResult:
         """Tier-2 detail of one past session: summary, key facts, code references, flagged
@@ -214,7 +221,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_list_sessions(
-        limit: Annotated[int, Field(ge=1, le=100, description="How many, newest first.")] = 10,
+        limit: Annotated[
+            int, Field(ge=1, le=limits.RESULTS, description="How many, newest first.")
+        ] = 10,
         topic: Annotated[
             str | None, Field(description="Only sessions tagged with this topic.")
         ] = None,

@@ -1,0 +1,127 @@
+"""Input limits and their checks: the one place a bound a caller can hit is written down.
+
+The validators below (used by the store and every memory feature), the MCP tools' schemas
+(``Field(le=RESULTS)``…) and the tools' descriptions ("≤ {ONE_LINER} characters") all take
+their numbers from here, so a tool never promises what the store refuses. The bounds are
+generous for real use and small enough that one call cannot flood the bootstrap packet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bigmind.errors import InvalidInput
+
+# Text, in characters.
+FACT = 2_000
+CHUNK = 100_000
+SUMMARY = 40_000  # a session's Tier-2 summary, key facts or code references
+ONE_LINER = 200
+SHORT = 500  # a reason, a role, a flag reason, an expertise list, a savings note
+OUTCOME = 2 * SHORT  # a session's outcome, a focus description
+QUERY = 2_000
+PERSON_QUERY = 1_000
+PROFILE_TEXT = 4_000  # preferences; pinned facts
+NOTES = 4_000  # notes on a person
+NAME = 100  # usernames, session ids, IDE hints, method names
+TITLE = 80  # a company knowledge title (the plan: short)
+GLOBAL_CONTENT = 4_000  # a company knowledge entry (the plan's target is ≤ 500 tokens)
+REVIEW_NOTES = 1_000
+CATEGORY = 40
+TOPIC = 60
+# Counts and ranges.
+TOPICS = 20
+FILES = 50  # files named in one focus announcement
+RESULTS = 100  # the most results one call returns
+IMPORTANCE = (1, 10)
+STALE_DAYS = 3_650  # the longest "stale after" a health check or scan accepts
+RETENTION_DAYS = 36_500  # the longest retention memory_vacuum accepts
+DETAIL_TOKENS = (200, 50_000)  # the size cap memory_get_session_detail accepts
+
+_CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0," + str(CATEGORY - 1) + "}$")
+
+
+def optional_text(name: str, value: str | None, limit: int) -> str | None:
+    """Stripped text, None when empty; refuses text longer than ``limit``."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if len(value) > limit:
+        raise InvalidInput(
+            f"'{name}' is {len(value):,} characters; the limit is {limit:,}. "
+            "Shorten it or split it into several calls."
+        )
+    return value
+
+
+def check_text(name: str, value: str | None, limit: int) -> str:
+    """Like :func:`optional_text`, but the text is required."""
+    out = optional_text(name, value, limit)
+    if out is None:
+        raise InvalidInput(f"'{name}' must not be empty.")
+    return out
+
+
+def check_unit(name: str, value: float) -> float:
+    if not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"'{name}' must be between 0.0 and 1.0, got {value}.")
+    return float(value)
+
+
+def check_importance(value: int) -> int:
+    low, high = IMPORTANCE
+    if not low <= value <= high:
+        raise InvalidInput(f"'importance' must be an integer from {low} to {high}, got {value}.")
+    return int(value)
+
+
+def check_limit(value: int, name: str = "limit") -> int:
+    if not 1 <= value <= RESULTS:
+        raise InvalidInput(f"'{name}' must be between 1 and {RESULTS}, got {value}.")
+    return int(value)
+
+
+def check_days(name: str, value: int, longest: int) -> int:
+    if not 1 <= value <= longest:
+        raise InvalidInput(f"'{name}' must be between 1 and {longest}, got {value}.")
+    return int(value)
+
+
+def check_category(value: str) -> str:
+    """A fact's category: a short lowercase word."""
+    cat = (value or "").strip().lower()
+    if not _CATEGORY.match(cat):
+        raise InvalidInput(
+            f"'category' must be a short lowercase word such as preference, decision, codebase, "
+            f"constraint or bugfix (letters, digits, '-' or '_', at most {CATEGORY}); "
+            f"got {value!r}."
+        )
+    return cat
+
+
+def tags(value: str | Sequence[str] | None) -> str | None:
+    """Topics as a comma-separated lowercase list, from a list or a comma string."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else list(value)
+    out: list[str] = []
+    for item in items:
+        tag = str(item).strip().lower()
+        if not tag:
+            continue
+        if len(tag) > TOPIC:
+            raise InvalidInput(f"topic {tag[:30]!r}… is longer than {TOPIC} characters.")
+        if tag not in out:
+            out.append(tag)
+    if len(out) > TOPICS:
+        raise InvalidInput(f"at most {TOPICS} topics; keep the most telling ones.")
+    return ",".join(out) or None
+
+
+def lines(name: str, value: str | Sequence[str] | None, limit: int) -> str | None:
+    """A bullet list from a list of strings, or the text as given."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else "\n".join(f"- {str(v).strip()}" for v in value)
+    return optional_text(name, text, limit)
