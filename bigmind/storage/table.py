@@ -1,0 +1,26 @@
+"""What every table module shares: the backend, the owner, and a way to run inside a write."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sized
+
+from bigmind.db import Backend, Params, Row, Tx
+
+Run = Callable[[str, Params], list[Row]]
+
+
+class Table:
+    """One table's (or aggregate's) SQL, seen by one user (``uid``; '' for shared rows)."""
+
+    def __init__(self, db: Backend, uid: str) -> None:
+        self.db = db
+        self.uid = uid
+
+    def _run(self, tx: Tx | None) -> Run:
+        """Statements run in ``tx`` when given (a write in progress), else as a plain read."""
+        return tx.execute if tx is not None else self.db.query
+
+
+def marks(values: Sized) -> str:
+    """``?, ?, ?`` for a list of parameters."""
+    return ",".join("?" * len(values))
