@@ -2,7 +2,7 @@
 
 The plan is made exactly as on SQLite (:mod:`bigmind.textsearch`: terms counted up to a
 budget, OR-ed rarest first, AND-ed when all are common, a recency floor past that); only its
-SQL differs. Each term becomes ``websearch_to_tsquery('english', '"term"')`` (a phrase, so a
+SQL differs (:mod:`bigmind.storage.pgfulltext`). Each term becomes ``websearch_to_tsquery('english', '"term"')`` (a phrase, so a
 leading ``-`` or an ``or`` in a question is text, not an operator; it never raises a syntax
 error), a ``term*`` becomes a prefix query, and the plan's OR / AND become ``||`` / ``&&`` on
 tsquery values. Ranking is ``ts_rank`` over the weighted ``tsv`` column (first indexed
@@ -22,21 +22,17 @@ milliseconds; the estimate costs none.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from bigmind.db import Row
-from bigmind.migrations import FTS_TABLES
 from bigmind.search import quote_term
-from bigmind.textsearch import DF_CACHE_MAX, DF_CACHE_SECONDS, Plan, Target, TextSearch
+from bigmind.storage.fulltext import Target
+from bigmind.storage.pgfulltext import BASE, INT_IDS, TOKEN, PgFullText
+from bigmind.textsearch import DF_CACHE_MAX, DF_CACHE_SECONDS, Plan, TextSearch
 
-_BASE = {fts: base for fts, base, _cols in FTS_TABLES}
-_INT_IDS = {"conversation_chunks", "facts", "global_knowledge"}  # ids grow with time
-_TOKEN = re.compile(r'"((?:[^"]|"")*)"(\*?)|([()])|\b(OR|AND)\b')
-_WORD = re.compile(r"\w+")
 STATS_MIN_ROWS = 50_000  # below this, counting is cheap and exact
 IDF_TERMS = 3  # terms whose rarity is added to ts_rank
 PG_BUDGET = 1_500  # candidates ranked: ts_rank reads each row's tsvector
@@ -51,29 +47,6 @@ class LexemeStats:
     rarest: float  # frequency of the least common lexeme listed: unlisted ones are rarer
 
 
-def tsquery(expression: str) -> tuple[str, tuple[str, ...]]:
-    """An FTS5-style plan expression (quoted terms, OR, AND, parentheses) as a PostgreSQL
-    tsquery expression and its parameters."""
-    sql: list[str] = []
-    params: list[str] = []
-    for m in _TOKEN.finditer(expression):
-        term, prefix, paren, op = m.groups()
-        if paren:
-            sql.append(paren)
-        elif op:
-            sql.append(" || " if op == "OR" else " && ")
-        else:
-            text = term.replace('""', '"')
-            words = _WORD.findall(text)
-            if prefix and len(words) == 1:
-                sql.append("to_tsquery('english', ? || ':*')")
-                params.append(words[0])
-            else:
-                sql.append("websearch_to_tsquery('english', ?)")
-                params.append('"' + text.replace('"', " ") + '"')
-    return "".join(sql) or "''::tsquery", tuple(params)
-
-
 @dataclass  # not slots: a slots dataclass is a new class, which breaks super() in its methods
 class PgTextSearch(TextSearch):
     """:class:`TextSearch` with PostgreSQL's SQL and, on big tables, its statistics."""
@@ -81,6 +54,11 @@ class PgTextSearch(TextSearch):
     overfetch: ClassVar[bool] = False
     _stats: dict[str, tuple[LexemeStats | None, float]] = field(default_factory=dict)
     _lexemes: dict[str, list[str]] = field(default_factory=dict)  # term → its 'english' lexemes
+    _pg: PgFullText = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._pg = PgFullText(self.db)
 
     def stats(self, fts: str) -> LexemeStats | None:
         """The table's lexeme statistics when it is big and analysed, else None (count)."""
@@ -88,16 +66,8 @@ class PgTextSearch(TextSearch):
         now = time.monotonic()
         if hit and now - hit[1] < DF_CACHE_SECONDS:
             return hit[0]
-        rows = self.db.query(
-            "SELECT c.reltuples AS n, s.most_common_elems::text::text[] AS elems,"
-            " s.most_common_elem_freqs AS freqs FROM pg_class c"
-            " LEFT JOIN pg_stats s ON s.schemaname = current_schema()"
-            " AND s.tablename = c.relname AND s.attname = 'tsv'"
-            " WHERE c.oid = to_regclass(?)",
-            (_BASE[fts],),
-        )
         found = None
-        r = rows[0] if rows else None
+        r = self._pg.stats(fts)
         if r and r["elems"] and r["freqs"] and float(r["n"]) >= STATS_MIN_ROWS:
             # One frequency per lexeme, then (for tsvector) the minimum and maximum.
             freqs = [float(f) for f in r["freqs"]][: len(r["elems"])]
@@ -117,12 +87,8 @@ class PgTextSearch(TextSearch):
         if len(self._lexemes) >= DF_CACHE_MAX:
             self._lexemes.clear()
         found: dict[str, list[str]] = {t: [] for t in todo}
-        for r in self.db.query(
-            "SELECT x.term, unnest(tsvector_to_array(to_tsvector('english', x.term))) AS lx"
-            " FROM unnest(CAST(? AS text[])) AS x(term)",
-            (todo,),
-        ):
-            found[r["term"]].append(r["lx"])
+        for term, lexeme in self._pg.lexemes(todo):
+            found[term].append(lexeme)
         self._lexemes.update(found)
 
     def _doc_freq(self, fts: str, term: str) -> int:
@@ -151,18 +117,7 @@ class PgTextSearch(TextSearch):
         return {t: self._doc_freq(fts, t) for t in terms}
 
     def _count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
-        base = _BASE[fts]
-        parts: list[str] = []
-        params: list[object] = []
-        for i, t in enumerate(terms):
-            q, ps = tsquery(quote_term(t))
-            parts.append(
-                f"(SELECT count(*) FROM (SELECT 1 FROM {base} WHERE tsv @@ ({q}) LIMIT ?) AS m{i})"
-                f" AS c{i}"
-            )
-            params += [*ps, cap]
-        row = self.db.query("SELECT " + ", ".join(parts), params)[0]
-        return {t: int(row[f"c{i}"]) for i, t in enumerate(terms)}
+        return self._pg.count_terms(fts, terms, cap)
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
         stats = self.stats(fts)
@@ -184,36 +139,16 @@ class PgTextSearch(TextSearch):
         return used, first
 
     def _count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
-        base = _BASE[fts]
-        q, params = tsquery(expression)
-        where, extra = (" AND id >= ?", (floor,)) if floor is not None else ("", ())
-        if cap <= 0:  # exact
-            rows = self.db.query(
-                f"SELECT count(*) AS n FROM {base} WHERE tsv @@ ({q}){where}", (*params, *extra)
-            )
-        else:
-            rows = self.db.query(
-                f"SELECT count(*) AS n FROM (SELECT 1 FROM {base} WHERE tsv @@ ({q}){where}"
-                " LIMIT ?) AS m",
-                (*params, *extra, cap),
-            )
-        return int(rows[0]["n"])
+        return self._pg.count(fts, expression, cap, floor)
 
     def _floor(self, fts: str, expression: str, total: int) -> int | None:
-        base = _BASE[fts]
-        if base not in _INT_IDS:
+        if BASE[fts] not in INT_IDS:
             return None  # text ids carry no order; these tables are small (one row a session)
         stats = self.stats(fts)
         if stats is not None:  # matches spread over the ids: the top budget/total of them
-            top = int(self.db.query(f"SELECT coalesce(max(id), 0) AS m FROM {base}")[0]["m"])
             span = round(self.budget * stats.rows / max(total, 1))
-            return max(0, top - span)
-        q, params = tsquery(expression)
-        rows = self.db.query(
-            f"SELECT id FROM {base} WHERE tsv @@ ({q}) ORDER BY id DESC LIMIT 1 OFFSET ?",
-            (*params, self.budget - 1),
-        )
-        return int(rows[0]["id"]) if rows else None
+            return max(0, self._pg.top_id(fts) - span)
+        return self._pg.floor(fts, expression, self.budget)
 
     def _rank(self, t: Target, plan: Plan, fetch: int, limit: int) -> list[Row]:
         return self._ranked(t, plan, limit, ">=")
@@ -221,7 +156,7 @@ class PgTextSearch(TextSearch):
     def _older(self, t: Target, plan: Plan, limit: int) -> list[Row]:
         return self._ranked(t, plan, limit, "<")
 
-    def _ranked(self, t: Target, plan: Plan, limit: int, side: str) -> list[Row]:
+    def _ranked(self, t: Target, plan: Plan, limit: int, side: Literal[">=", "<"]) -> list[Row]:
         """The matches passing ``t.extra``, on ``side`` of the recency floor, best first.
 
         ts_rank knows nothing of how rare a word is, so a row matching the one rare word of a
@@ -229,29 +164,13 @@ class PgTextSearch(TextSearch):
         plan's document frequencies, as BM25 weighs terms) of each of the ``IDF_TERMS`` rarest
         terms a row matches, and keeps ``ts_rank`` (0…1) to order rows matching the same ones.
         """
-        q, params = tsquery(plan.expression)
         weights = self._idf(t.fts, plan.expression)
-        idf_sql = "".join(
-            f" + {w:.4f} * (b.tsv @@ t.q{i})::int" for i, (_, _, w) in enumerate(weights)
-        )
-        term_cols = "".join(f", {sql} AS q{i}" for i, (sql, _, _) in enumerate(weights))
-        term_params = tuple(p for _, ps, _ in weights for p in ps)
-        floor = f" AND b.id {side} ?" if plan.min_rowid is not None else ""
-        floor_p: tuple[object, ...] = (plan.min_rowid,) if plan.min_rowid is not None else ()
-        rows = self.db.query(
-            f"SELECT {t.columns}, ts_rank(b.tsv, t.q){idf_sql} AS score"
-            f" FROM (SELECT {q} AS q{term_cols}) AS t, {t.base} b"
-            f" WHERE b.tsv @@ t.q AND ({t.extra}){floor} ORDER BY score DESC, b.id DESC LIMIT ?",
-            (*params, *term_params, *t.owner, *floor_p, limit),
-        )
-        for r in rows:
-            r["score"] = round(float(r["score"]), 4)
-        return rows
+        return self._pg.ranked(t, plan.expression, plan.min_rowid, side, weights, limit)
 
-    def _idf(self, fts: str, expression: str) -> list[tuple[str, tuple[str, ...], float]]:
-        """Each term of the plan as (tsquery SQL, parameters, IDF weight)."""
+    def _idf(self, fts: str, expression: str) -> list[tuple[str, float]]:
+        """The ``IDF_TERMS`` rarest terms of the plan, each with its IDF weight."""
         terms = []
-        for m in _TOKEN.finditer(expression):
+        for m in TOKEN.finditer(expression):
             if m.group(1) is not None:
                 term = m.group(1).replace('""', '"') + m.group(2)
                 terms.append((term, self._doc_freq(fts, term)))
@@ -260,6 +179,5 @@ class PgTextSearch(TextSearch):
         out = []
         # The rarest few carry the weight; each weighed term costs a check on every candidate.
         for term, df in sorted(terms, key=lambda x: x[1])[:IDF_TERMS]:
-            sql, params = tsquery(quote_term(term))
-            out.append((sql, params, math.log(1 + (n - df + 0.5) / (df + 0.5))))
+            out.append((term, math.log(1 + (n - df + 0.5) / (df + 0.5))))
         return out

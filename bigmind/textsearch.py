@@ -18,6 +18,8 @@ the cost bounded whatever the query:
    ``CANDIDATE_BUDGET`` matches (rowids grow with time).
 5. BM25 runs on the FTS table alone; the join to the base table and the owner
    filter apply only to the top rows (over-fetched, widened if too few survive).
+
+The statements themselves are :mod:`bigmind.storage.fulltext`'s.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import ClassVar
 
 from bigmind.db import Backend, Row
 from bigmind.search import build_fts_query, quote_term
+from bigmind.storage.fulltext import FullText, Target
 
 CANDIDATE_BUDGET = 3_000
 DF_CACHE_SECONDS = 300.0
@@ -47,19 +50,6 @@ class Plan:
     counted: int | None = None  # the matches counted when planned (a bound; None: unknown)
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """What one search ranks: the base table ``b`` behind an FTS table, the columns to return,
-    the condition rows must pass (owner, deprecation) with its parameters, the column weights."""
-
-    fts: str
-    base: str
-    columns: str
-    extra: str
-    owner: tuple[object, ...]
-    weights: str
-
-
 @dataclass(slots=True)
 class TextSearch:
     """BM25 search with bounded cost over one backend's FTS5 tables."""
@@ -69,6 +59,10 @@ class TextSearch:
     overfetch: ClassVar[bool] = True  # ranking sees matches before the owner filter
     _df: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
     _plans: dict[tuple[str, tuple[str, ...]], tuple[Plan, float]] = field(default_factory=dict)
+    _sql: FullText = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._sql = FullText(self.db)
 
     def _doc_freq(self, fts: str, term: str) -> int:
         """Rows matching ``term``, counted up to budget + 1 (cached for a few minutes)."""
@@ -154,81 +148,29 @@ class TextSearch:
                 total = n
         return used, total
 
-    # -- the dialect's SQL (PostgreSQL overrides these in bigmind.pgtext) ------------------
+    # -- the dialect's SQL (bigmind.storage.fulltext; PostgreSQL overrides these) ----------
     def _count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
         """Rows matching each term, each counted up to ``cap``, in one statement."""
-        one = f"(SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?))"
-        row = self.db.query(
-            "SELECT " + ", ".join(f"{one} AS c{i}" for i in range(len(terms))),
-            [v for t in terms for v in (quote_term(t), cap)],
-        )[0]
-        return {t: int(row[f"c{i}"]) for i, t in enumerate(terms)}
+        return self._sql.count_terms(fts, terms, cap)
 
     def _count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
         """Rows matching ``expression`` (from ``floor`` on), counted up to ``cap``."""
-        where, params = (" AND rowid >= ?", (floor,)) if floor is not None else ("", ())
-        rows = self.db.query(
-            f"SELECT count(*) AS n FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?{where}"
-            " LIMIT ?)",
-            (expression, *params, cap),
-        )
-        return int(rows[0]["n"])
+        return self._sql.count(fts, expression, cap, floor)
 
     def _floor(self, fts: str, expression: str, total: int) -> int | None:
         """The rowid above which the most recent ``budget`` of ``total`` matches lie."""
-        rows = self.db.query(
-            f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (expression, self.budget - 1),
-        )
-        return int(rows[0]["rowid"]) if rows else None
+        return self._sql.floor(fts, expression, self.budget)
 
     def _rank(self, t: Target, plan: Plan, fetch: int, limit: int) -> list[Row]:
         """The best ``limit`` rows among the top ``fetch`` matches that pass ``t.extra``, with
         a ``score`` (higher is better) and ``matched``: how many of those top matches there
         were (fewer than ``fetch``: every match was looked at)."""
-        fts = t.fts
-        floor = " AND rowid >= ?" if plan.min_rowid is not None else ""
-        floor_p: tuple[object, ...] = (plan.min_rowid,) if plan.min_rowid is not None else ()
-        rows = self.db.query(
-            f"SELECT {t.columns}, m.rid, m.score, m.matched FROM ("
-            "  SELECT rid, score, count(*) OVER () AS matched FROM ("
-            f"    SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score"
-            f"    FROM {fts} WHERE {fts} MATCH ?{floor} ORDER BY score LIMIT ?)"
-            f") AS m JOIN {t.base} b ON b.rowid = m.rid WHERE {t.extra}"
-            " ORDER BY m.score LIMIT ?",
-            (plan.expression, *floor_p, fetch, *t.owner, limit),
-        )
-        for r in rows:
-            r.pop("rid")
-            r["score"] = round(-float(r["score"]), 4)
-        return rows
+        return self._sql.rank(t, plan.expression, plan.min_rowid, fetch, limit)
 
     def _older(self, t: Target, plan: Plan, limit: int) -> list[Row]:
         """The best ``limit`` rows passing ``t.extra`` below the plan's recency floor: this
-        owner's most recent ``budget`` matches there first (owner filter first, so the cost
-        follows this owner's rows), then ranked by BM25."""
-        fts = t.fts
-        ids = [
-            r["rid"]
-            for r in self.db.query(
-                f"SELECT {fts}.rowid AS rid FROM {fts} JOIN {t.base} b ON b.rowid = {fts}.rowid"
-                f" WHERE {fts} MATCH ? AND {fts}.rowid < ? AND {t.extra}"
-                f" ORDER BY {fts}.rowid DESC LIMIT ?",
-                (plan.expression, plan.min_rowid, *t.owner, self.budget),
-            )
-        ]
-        if not ids:
-            return []
-        rows = self.db.query(
-            f"SELECT {t.columns}, m.score FROM ("
-            f"  SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score FROM {fts}"
-            f"  WHERE {fts} MATCH ? AND rowid IN ({','.join('?' * len(ids))})"
-            f") AS m JOIN {t.base} b ON b.rowid = m.rid ORDER BY m.score LIMIT ?",
-            (plan.expression, *ids, limit),
-        )
-        for r in rows:
-            r["score"] = round(-float(r["score"]), 4)
-        return rows
+        owner's most recent ``budget`` matches there first, then ranked by BM25."""
+        return self._sql.older(t, plan.expression, plan.min_rowid, self.budget, limit)
 
     def search(
         self,

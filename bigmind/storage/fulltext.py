@@ -1,0 +1,114 @@
+"""Full-text statements over SQLite's FTS5 tables (the planning is :mod:`bigmind.textsearch`).
+
+Every statement matches one FTS table by rowid and joins its base table ``b`` only for the
+rows it returns; the owner condition arrives with the :class:`Target` (its ``extra`` and
+``owner``), written by the module that knows the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bigmind.db import Backend, Row
+from bigmind.search import quote_term
+from bigmind.storage.table import marks
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What one search ranks: the base table ``b`` behind an FTS table, the columns to return,
+    the condition rows must pass (owner, deprecation) with its parameters, the column weights."""
+
+    fts: str
+    base: str
+    columns: str
+    extra: str
+    owner: tuple[object, ...]
+    weights: str
+
+
+class FullText:
+    """The FTS5 statements of one backend: counts, the recency floor, BM25 ranking."""
+
+    def __init__(self, db: Backend) -> None:
+        self.db = db
+
+    def count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
+        """Rows matching each term, each counted up to ``cap``, in one statement."""
+        one = f"(SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?))"
+        row = self.db.query(
+            "SELECT " + ", ".join(f"{one} AS c{i}" for i in range(len(terms))),
+            [v for t in terms for v in (quote_term(t), cap)],
+        )[0]
+        return {t: int(row[f"c{i}"]) for i, t in enumerate(terms)}
+
+    def count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
+        """Rows matching ``expression`` (from rowid ``floor`` on), counted up to ``cap``."""
+        where, params = (" AND rowid >= ?", (floor,)) if floor is not None else ("", ())
+        rows = self.db.query(
+            f"SELECT count(*) AS n FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?{where}"
+            " LIMIT ?)",
+            (expression, *params, cap),
+        )
+        return int(rows[0]["n"])
+
+    def floor(self, fts: str, expression: str, budget: int) -> int | None:
+        """The rowid above which the most recent ``budget`` matches lie (None: fewer match)."""
+        rows = self.db.query(
+            f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, budget - 1),
+        )
+        return int(rows[0]["rowid"]) if rows else None
+
+    def rank(
+        self, t: Target, expression: str, floor: int | None, fetch: int, limit: int
+    ) -> list[Row]:
+        """The best ``limit`` rows among the top ``fetch`` matches (from rowid ``floor`` on)
+        that pass ``t.extra``, with a ``score`` (higher is better) and ``matched``: how many
+        of those top matches there were (fewer than ``fetch``: every match was looked at)."""
+        fts = t.fts
+        where = " AND rowid >= ?" if floor is not None else ""
+        floor_p: tuple[object, ...] = (floor,) if floor is not None else ()
+        rows = self.db.query(
+            f"SELECT {t.columns}, m.rid, m.score, m.matched FROM ("
+            "  SELECT rid, score, count(*) OVER () AS matched FROM ("
+            f"    SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score"
+            f"    FROM {fts} WHERE {fts} MATCH ?{where} ORDER BY score LIMIT ?)"
+            f") AS m JOIN {t.base} b ON b.rowid = m.rid WHERE {t.extra}"
+            " ORDER BY m.score LIMIT ?",
+            (expression, *floor_p, fetch, *t.owner, limit),
+        )
+        for r in rows:
+            r.pop("rid")
+            r["score"] = round(-float(r["score"]), 4)
+        return rows
+
+    def older(
+        self, t: Target, expression: str, floor: int | None, budget: int, limit: int
+    ) -> list[Row]:
+        """The best ``limit`` rows passing ``t.extra`` below rowid ``floor``: this owner's most
+        recent ``budget`` matches there first (owner filter first, so the cost follows this
+        owner's rows), then ranked by BM25."""
+        fts = t.fts
+        ids = [
+            r["rid"]
+            for r in self.db.query(
+                f"SELECT {fts}.rowid AS rid FROM {fts} JOIN {t.base} b ON b.rowid = {fts}.rowid"
+                f" WHERE {fts} MATCH ? AND {fts}.rowid < ? AND {t.extra}"
+                f" ORDER BY {fts}.rowid DESC LIMIT ?",
+                (expression, floor, *t.owner, budget),
+            )
+        ]
+        if not ids:
+            return []
+        rows = self.db.query(
+            f"SELECT {t.columns}, m.score FROM ("
+            f"  SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score FROM {fts}"
+            f"  WHERE {fts} MATCH ? AND rowid IN ({marks(ids)})"
+            f") AS m JOIN {t.base} b ON b.rowid = m.rid ORDER BY m.score LIMIT ?",
+            (expression, *ids, limit),
+        )
+        for r in rows:
+            r["score"] = round(-float(r["score"]), 4)
+        return rows
