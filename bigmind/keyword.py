@@ -2,8 +2,9 @@
 
 Every keyword list — the hybrid recall's, the hypothesis scan's, the CLI's — comes from
 :func:`ranked`: BM25 over each kind's full-text index with one set of column weights
-(:data:`FULL_TEXT`), at a bounded cost (:mod:`bigmind.textsearch`), or, for hypotheses (no
-full-text index), the share of the query's word stems a hypothesis contains. People are
+(``FULL_TEXT`` in :mod:`bigmind.storage.searchable`), at a bounded cost
+(:mod:`bigmind.textsearch`), or, for hypotheses (no full-text index), the share of the
+query's word stems a hypothesis contains. People are
 matched field by field in :func:`bigmind.people.recall`. :func:`hits` turns a list into
 search results with their "why" for callers that show keyword matches alone.
 """
@@ -19,44 +20,10 @@ from bigmind.db import Row
 from bigmind.limits import check_limit, check_text
 from bigmind.models import Fact, Hit, column_list, day_of
 from bigmind.search import excerpt, stem_prefix, terms_of
+from bigmind.storage.searchable import FULL_TEXT, Searchable
 from bigmind.store import Store, fact_from_row
 from bigmind.textsearch import Plan
 
-# An active (not deprecated) fact, as a condition on the facts table ``b``.
-ACTIVE_FACT = "coalesce(b.deprecated, 0) = 0"
-
-
-@dataclass(frozen=True, slots=True)
-class FullText:
-    """One kind's full-text index: its FTS table, the base table ``b`` behind it, the owner
-    condition on ``b`` (with ``?`` for the user's id where rows are private) and the BM25
-    weights of its two indexed columns."""
-
-    fts: str
-    base: str
-    owner: str
-    weights: str
-
-    @property
-    def private(self) -> bool:
-        return "?" in self.owner
-
-
-FULL_TEXT: dict[str, FullText] = {
-    "fact": FullText("facts_fts", "facts", "b.user_id = ?", "4.0, 1.0"),
-    "chunk": FullText(
-        "conversation_chunks_fts", "conversation_chunks", "b.user_id = ?", "1.0, 0.5"
-    ),
-    "summary": FullText(
-        "session_summaries_fts",
-        "session_summaries",
-        "b.id IN (SELECT id FROM sessions WHERE user_id = ?)",
-        "2.0, 1.0",
-    ),
-    "global": FullText(
-        "global_knowledge_fts", "global_knowledge", "b.status = 'approved'", "2.0, 1.0"
-    ),
-}
 _HIT_COLUMNS = {
     "fact": column_list(Fact, "b"),
     "chunk": "b.id, b.session_id, b.role, b.flag_reason, b.created_at, b.content",
@@ -88,9 +55,7 @@ def ranked(
     if kind == "hypothesis":
         return _hypotheses(store, query, limit), []
     ft = FULL_TEXT[kind]
-    cond = ft.owner
-    if kind == "fact" and not include_deprecated:
-        cond += f" AND {ACTIVE_FACT}"
+    cond = ft.condition(include_inactive=include_deprecated)
     owner = (store.uid,) if ft.private else ()
     rows, plan = store.text.search(ft.fts, ft.base, query, columns, cond, owner, limit, ft.weights)
     items = [(str(r["id"]), float(r["score"])) for r in rows]
@@ -101,14 +66,7 @@ def _hypotheses(store: Store, query: str, limit: int) -> Ranked:
     stems = {t: stem_prefix(t) for t in terms_of(query)}
     if not stems:
         return Ranked([], None, {})
-    where = " OR ".join(
-        "lower(hypothesis || ' ' || coalesce(resolution, '')) LIKE ?" for _ in stems
-    )
-    rows = store.db.query(
-        f"SELECT id, hypothesis, resolution FROM hypotheses WHERE user_id = ? AND ({where})"
-        f" ORDER BY id DESC LIMIT {HYPOTHESIS_SCAN}",
-        (store.uid, *(f"%{s}%" for s in stems.values())),
-    )
+    rows = Searchable(store.db, store.uid).hypotheses_with(list(stems.values()), HYPOTHESIS_SCAN)
     scored = []
     for r in rows:
         low = f"{r['hypothesis']} {r['resolution'] or ''}".lower()

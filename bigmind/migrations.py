@@ -455,6 +455,12 @@ CREATE INDEX IF NOT EXISTS idx_chunks_user_flagged ON conversation_chunks(user_i
     )
 
 
+def _m0012_fact_state_not_null(tx: Tx, dialect: str) -> None:
+    """A fact is active exactly when ``deprecated = 0`` (the condition the indexes serve): rows
+    an old version or an import left NULL become 0."""
+    tx.execute("UPDATE facts SET deprecated = 0 WHERE deprecated IS NULL")
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -467,6 +473,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0009_embeddings", _m0009_embeddings),
     Migration("0010_global_review", _m0010_global_review),
     Migration("0011_profile_indexes", _m0011_profile_indexes),
+    Migration("0012_fact_state_not_null", _m0012_fact_state_not_null),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,13 +26,13 @@ from datetime import datetime
 from typing import Any
 
 from bigmind import keyword, limits, people
-from bigmind.db import Row
 from bigmind.errors import InvalidInput
 from bigmind.keyword import match_why
 from bigmind.limits import check_limit, check_text
 from bigmind.models import TS_FORMAT, Hit, day_of, now_ts
 from bigmind.search import excerpt, stem_prefix, terms_of
 from bigmind.semantic import Semantic
+from bigmind.storage.searchable import Searchable
 from bigmind.store import Store
 from bigmind.textsearch import Plan
 from bigmind.vectors import EXTRA_VECTORS, KINDS
@@ -93,10 +93,6 @@ class _Cand:
 class Recalled:
     hits: list[Hit]
     note: str  # why vectors did not take part, or ""
-
-
-def _marks(ids: Sequence[object]) -> str:
-    return ",".join("?" * len(ids))
 
 
 class Recall:
@@ -222,7 +218,9 @@ class Recall:
             if not group:
                 continue
             ids = list(group)
-            for row in _load_rows(self.store, kind, ids, include_deprecated):
+            for row in Searchable(self.store.db, self.store.uid).rows(
+                kind, ids, include_deprecated
+            ):
                 c = group[str(row["id"])]
                 c.text = str(row["text"])
                 c.ts = row.get("ts")
@@ -357,76 +355,3 @@ def _kinds(kinds: Sequence[str] | str | None) -> tuple[str, ...]:
         if k not in out:
             out.append(k)
     return tuple(out)
-
-
-# What each kind shows in a hit (columns, FROM), whether rows are private to their owner, and
-# a fixed condition. Usage is joined in: facts count it in a column, other kinds in memory_usage.
-_LOAD: dict[str, tuple[str, str, bool, str]] = {
-    "fact": (
-        "b.id, b.fact AS text, b.updated_at AS ts, b.source_session AS session_id, b.category,"
-        " coalesce(b.confidence, 1.0) AS confidence, b.deprecated, b.importance,"
-        " b.access_count AS uses",
-        "facts b",
-        True,
-        "",
-    ),
-    "chunk": (
-        "b.id, b.content AS text, b.created_at AS ts, b.session_id, b.seq, b.flag_reason AS flag",
-        "conversation_chunks b",
-        True,
-        "",
-    ),
-    "summary": (
-        "b.id, coalesce(o.one_liner || ': ', '') || b.summary AS text, o.started_at AS ts,"
-        " b.id AS session_id, o.importance, o.user_id",
-        "session_summaries b JOIN sessions o ON o.id = b.id",
-        True,
-        "",
-    ),
-    "hypothesis": (
-        "b.id, '[' || b.status || '] ' || b.hypothesis || coalesce(' — ' || b.resolution, '')"
-        " AS text, coalesce(b.resolved_at, b.created_at) AS ts, b.session_id, b.confidence",
-        "hypotheses b",
-        True,
-        "",
-    ),
-    "person": (
-        "b.id, coalesce(b.display_name, b.username) || ' (@' || b.username || ')' ||"
-        " coalesce(' — ' || b.role, '') || coalesce('; expertise: ' || b.expertise, '') ||"
-        " coalesce('; ' || b.notes, '') AS text, coalesce(b.last_seen, b.updated_at) AS ts",
-        "people b",
-        False,
-        "",
-    ),
-    "global": (
-        "b.id, b.title || ': ' || b.content AS text, b.updated_at AS ts, b.category, b.importance",
-        "global_knowledge b",
-        False,
-        "b.status = 'approved'",
-    ),
-}
-_TEXT_IDS = {"summary"}  # ids stored as text; the others are integers
-
-
-def _load_rows(s: Store, kind: str, ids: list[str], include_deprecated: bool) -> list[Row]:
-    """The candidates' rows with their use counts, in one statement."""
-    columns, source, private, fixed = _LOAD[kind]
-    args: list[object] = []
-    if kind != "fact":
-        key = "b.id" if kind in _TEXT_IDS else "CAST(b.id AS TEXT)"
-        columns += ", u.access_count AS uses"
-        source += (
-            f" LEFT JOIN memory_usage u ON u.kind = '{kind}' AND u.item_id = {key}"
-            " AND u.user_id = ?"
-        )
-        args.append(s.uid)
-    where = [f"b.id IN ({_marks(ids)})"]
-    args += ids
-    if private:
-        where.append("o.user_id = ?" if kind == "summary" else "+b.user_id = ?")
-        args.append(s.uid)
-    if fixed:
-        where.append(fixed)
-    if kind == "fact" and not include_deprecated:
-        where.append("coalesce(b.deprecated, 0) = 0")
-    return s.db.query(f"SELECT {columns} FROM {source} WHERE {' AND '.join(where)}", args)

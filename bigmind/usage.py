@@ -20,6 +20,8 @@ from collections.abc import Iterable
 
 from bigmind.db import Backend
 from bigmind.models import now_ts
+from bigmind.storage import usage as memory_usage
+from bigmind.storage.facts import Facts
 
 USE_TOP = 3  # the first results of a search are what the agent reads
 FLUSH_AFTER_S = 10.0  # the first unwritten use is written this long after it happened
@@ -96,19 +98,5 @@ def _write(db: Backend, uses: dict[Key, int]) -> None:
             others.append((kind, item_id, user_id, n))
     with db.transaction() as tx:
         for (user_id, n), ids in facts.items():
-            marks = ",".join("?" * len(ids))
-            tx.execute(
-                "UPDATE facts SET access_count = coalesce(access_count, 0) + ?,"
-                f" last_accessed_at = ? WHERE id IN ({marks}) AND +user_id = ?",
-                (n, ts, *ids, user_id),
-            )
-        for start in range(0, len(others), 200):
-            part = others[start : start + 200]
-            tx.execute(
-                "INSERT INTO memory_usage(kind, item_id, user_id, access_count,"
-                f" last_accessed_at) VALUES {', '.join(['(?, ?, ?, ?, ?)'] * len(part))}"
-                " ON CONFLICT(kind, item_id, user_id) DO UPDATE SET"
-                " access_count = memory_usage.access_count + excluded.access_count,"
-                " last_accessed_at = excluded.last_accessed_at",
-                [v for kind, item_id, user_id, n in part for v in (kind, item_id, user_id, n, ts)],
-            )
+            Facts(db, user_id).add_uses(tx, ids, n, ts)
+        memory_usage.add_uses(tx, others, ts)

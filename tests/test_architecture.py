@@ -14,26 +14,16 @@ ALLOWED = {"migrations.py", "migratedb.py"}
 NOT_YET = {
     "diff.py",
     "doctor.py",
-    "focus.py",
-    "globalkb.py",
-    "journal.py",
-    "keyword.py",
-    "maintenance.py",
-    "people.py",
-    "recall.py",
-    "savings.py",
     "semantic.py",
     "store.py",
-    "transfer.py",
-    "usage.py",
-    "users.py",
     "vectors.py",
     "webdata.py",
 }
 TABLES = (
     r"users|identity_profile|sessions|session_summaries|conversation_chunks|facts|hypotheses"
     r"|people|global_knowledge|focus_announcements|token_saves|memory_usage|embeddings"
-    r"|embedding_state|vec_\w+|\w+_fts"
+    r"|embedding_state|vec_\w+|facts_fts|conversation_chunks_fts|session_summaries_fts"
+    r"|global_knowledge_fts"
 )
 SQL = re.compile(
     rf"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(?:{TABLES})\b"

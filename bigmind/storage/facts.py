@@ -1,0 +1,250 @@
+"""The facts table (Tier 3: atomic truths), seen by one user.
+
+A fact is *active* until deprecated: :data:`ACTIVE` is that condition, written once
+(``deprecated`` is never NULL since migration 0012, so the state indexes serve it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bigmind.db import Row, Tx
+from bigmind.models import FACT_COLUMNS, Fact, column_list
+from bigmind.storage.table import Table, marks
+
+ACTIVE = "f.deprecated = 0"  # on the facts table aliased ``f``
+STATUSES = ("active", "deprecated", "all")
+
+
+def fact_from_row(row: Row) -> Fact:
+    row = dict(row)
+    row["confidence"] = 1.0 if row.get("confidence") is None else float(row["confidence"])
+    row["importance"] = row.get("importance") or 5
+    row["deprecated"] = row.get("deprecated") or 0
+    row["access_count"] = row.get("access_count") or 0
+    return Fact(**row)
+
+
+def _status(status: str) -> str:
+    """The condition on ``f`` for a status: active, deprecated or all."""
+    if status == "active":
+        return f" AND {ACTIVE}"
+    if status == "deprecated":
+        return " AND f.deprecated = 1"
+    return ""
+
+
+class Facts(Table):
+    """One user's facts."""
+
+    # -- one fact --------------------------------------------------------------------------
+    def get(self, fact_id: int) -> Fact | None:
+        rows = self.db.query(
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id = ? AND +f.user_id = ?",
+            (fact_id, self.uid),
+        )
+        return fact_from_row(rows[0]) if rows else None
+
+    def active_with_hash(self, digest: str, tx: Tx | None = None) -> Fact | None:
+        """The active fact with this content hash, if any."""
+        rows = self._run(tx)(
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND f.content_hash = ?"
+            f" AND {ACTIVE} LIMIT 1",
+            (self.uid, digest),
+        )
+        return fact_from_row(rows[0]) if rows else None
+
+    def active_twin(self, tx: Tx, fact_id: int) -> int | None:
+        """Another active fact with the same text as fact ``fact_id``, if any."""
+        rows = tx.execute(
+            "SELECT f.id FROM facts f WHERE f.user_id = ? AND f.content_hash ="
+            f" (SELECT content_hash FROM facts WHERE id = ?) AND {ACTIVE} AND f.id <> ? LIMIT 1",
+            (self.uid, fact_id, fact_id),
+        )
+        return int(rows[0]["id"]) if rows else None
+
+    def insert(
+        self,
+        tx: Tx,
+        *,
+        category: str,
+        fact: str,
+        source_session: str | None,
+        confidence: float,
+        importance: int,
+        digest: str,
+        ts: str,
+    ) -> Fact:
+        rows = tx.execute(
+            "INSERT INTO facts(user_id, category, fact, source_session, confidence, importance,"
+            " content_hash, created_at, updated_at, deprecated, access_count)"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) RETURNING {column_list(Fact)}",
+            (self.uid, category, fact, source_session, confidence, importance, digest, ts, ts),
+        )
+        return fact_from_row(rows[0])
+
+    def deprecate(self, tx: Tx, fact_id: int, reason: str, ts: str) -> None:
+        tx.execute(
+            "UPDATE facts SET deprecated = 1, deprecation_reason = ?, deprecated_at = ?,"
+            " updated_at = ? WHERE id = ? AND +user_id = ?",
+            (reason, ts, ts, fact_id, self.uid),
+        )
+
+    def restore(self, tx: Tx, fact_id: int, ts: str) -> None:
+        tx.execute(
+            "UPDATE facts SET deprecated = 0, deprecation_reason = NULL, deprecated_at = NULL,"
+            " updated_at = ? WHERE id = ? AND +user_id = ?",
+            (ts, fact_id, self.uid),
+        )
+
+    def add_uses(self, tx: Tx, fact_ids: Sequence[int], n: int, ts: str) -> None:
+        """Count ``n`` more uses of these facts (see bigmind.usage)."""
+        tx.execute(
+            "UPDATE facts SET access_count = coalesce(access_count, 0) + ?,"
+            f" last_accessed_at = ? WHERE id IN ({marks(fact_ids)}) AND +user_id = ?",
+            (n, ts, *fact_ids, self.uid),
+        )
+
+    # -- lists -----------------------------------------------------------------------------
+    def by_ids(self, ids: Sequence[int]) -> list[Fact]:
+        """The active facts with these ids, in the order given."""
+        if not ids:
+            return []
+        rows = self.db.query(
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id IN ({marks(ids)})"
+            f" AND +f.user_id = ? AND {ACTIVE}",
+            (*ids, self.uid),
+        )
+        by_id = {int(r["id"]): fact_from_row(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def top(self, limit: int) -> list[Fact]:
+        """Active facts, most important, most confident, most recently updated first."""
+        rows = self.db.query(
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND {ACTIVE}"
+            " ORDER BY f.importance DESC, f.confidence DESC, f.updated_at DESC LIMIT ?",
+            (self.uid, limit),
+        )
+        return [fact_from_row(r) for r in rows]
+
+    def of_session(self, session_id: str, limit: int = 100) -> list[Fact]:
+        """Facts stored in a session, active and deprecated, newest first."""
+        rows = self.db.query(
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND f.source_session = ?"
+            " ORDER BY f.created_at DESC, f.id DESC LIMIT ?",
+            (self.uid, session_id, limit),
+        )
+        return [fact_from_row(r) for r in rows]
+
+    def page_with_sessions(
+        self, status: str, category: str | None, limit: int, offset: int
+    ) -> list[Row]:
+        """Newest first, each with its source session's one-liner (``session_ref`` is NULL
+        when the fact has none). The page's ids come from the index alone
+        (idx_facts_user_state), so a deep page skips index entries, not joined rows."""
+        cond, args = self._filter(status, category)
+        return self.db.query(
+            f"{_WITH_SESSION} WHERE f.id IN (SELECT f.id FROM facts f WHERE {cond}"
+            " ORDER BY f.id DESC LIMIT ? OFFSET ?) ORDER BY f.id DESC",
+            (*args, limit, offset),
+        )
+
+    def with_sessions(self, ids: Sequence[int]) -> list[Row]:
+        """These facts (any status) with their source sessions' one-liners."""
+        if not ids:
+            return []
+        return self.db.query(
+            f"{_WITH_SESSION} WHERE f.id IN ({marks(ids)}) AND +f.user_id = ?", (*ids, self.uid)
+        )
+
+    def _filter(self, status: str, category: str | None) -> tuple[str, list[object]]:
+        cond, args = "f.user_id = ?" + _status(status), list[object]([self.uid])
+        if category:
+            cond += " AND f.category = ?"
+            args.append(category)
+        return cond, args
+
+    def created_since(self, ts: str, limit: int) -> tuple[int, list[Row]]:
+        """(how many, the first ``limit``) of the active facts created at or after ``ts``."""
+        return self._since(
+            "id, category, fact, created_at",
+            f"f.created_at >= ? AND {ACTIVE}",
+            "created_at",
+            ts,
+            limit,
+        )
+
+    def deprecated_since(self, ts: str, limit: int) -> tuple[int, list[Row]]:
+        return self._since(
+            "id, fact, deprecation_reason",
+            "f.deprecated = 1 AND f.deprecated_at >= ?",
+            "deprecated_at",
+            ts,
+            limit,
+        )
+
+    def _since(
+        self, columns: str, cond: str, order: str, ts: str, limit: int
+    ) -> tuple[int, list[Row]]:
+        where = f"FROM facts f WHERE f.user_id = ? AND {cond}"
+        n = int(self.db.query(f"SELECT count(*) AS n {where}", (self.uid, ts))[0]["n"])
+        rows = self.db.query(
+            f"SELECT {columns} {where} ORDER BY f.{order} LIMIT ?", (self.uid, ts, limit)
+        )
+        return n, rows
+
+    # -- counts ----------------------------------------------------------------------------
+    def count(
+        self, status: str = "active", category: str | None = None, cap: int | None = None
+    ) -> int:
+        """Facts of a status (and category); with ``cap``, counting stops there (cheap on huge
+        memories)."""
+        cond, args = self._filter(status, category)
+        limit = "" if cap is None else f" LIMIT {int(cap)}"
+        return int(
+            self.db.query(
+                f"SELECT count(*) AS n FROM (SELECT 1 FROM facts f WHERE {cond}{limit}) AS q", args
+            )[0]["n"]
+        )
+
+    def per_category(self, status: str = "active") -> dict[str, int]:
+        """Facts per category, most first (then by name)."""
+        rows = self.db.query(
+            f"SELECT f.category, count(*) AS n FROM facts f WHERE f.user_id = ?{_status(status)}"
+            " GROUP BY f.category ORDER BY n DESC, f.category",
+            (self.uid,),
+        )
+        return {str(r["category"]): int(r["n"]) for r in rows}
+
+    def stale(self, before: str) -> int:
+        """Active facts neither updated nor used since ``before``."""
+        return int(
+            self.db.query(
+                f"SELECT count(*) AS n FROM facts f WHERE f.user_id = ? AND {ACTIVE}"
+                " AND f.updated_at < ? AND (f.last_accessed_at IS NULL OR f.last_accessed_at < ?)",
+                (self.uid, before, before),
+            )[0]["n"]
+        )
+
+    def unsure(self, below: float = 0.5) -> int:
+        """Active facts with a confidence below ``below``."""
+        return int(
+            self.db.query(
+                f"SELECT count(*) AS n FROM facts f WHERE f.user_id = ? AND {ACTIVE}"
+                " AND f.confidence < ?",
+                (self.uid, below),
+            )[0]["n"]
+        )
+
+    def active_per_user(self) -> dict[str, int]:
+        """Every user's active facts (the team directory: counts, never content)."""
+        rows = self.db.query(
+            f"SELECT f.user_id, count(*) AS n FROM facts f WHERE {ACTIVE} GROUP BY f.user_id"
+        )
+        return {str(r["user_id"]): int(r["n"]) for r in rows}
+
+
+_WITH_SESSION = (
+    f"SELECT {FACT_COLUMNS}, s.id AS session_ref, s.one_liner AS session_one_liner"
+    " FROM facts f LEFT JOIN sessions s ON s.id = f.source_session"
+)

@@ -1,0 +1,43 @@
+"""Whole-database upkeep: integrity checks and full-text index housekeeping."""
+
+from __future__ import annotations
+
+from bigmind.db import Backend, Tx
+from bigmind.migrations import FTS_TABLES
+
+
+def quick_check(db: Backend) -> str:
+    """SQLite's own page check: 'ok' or what is wrong."""
+    rows = db.query("PRAGMA quick_check")
+    return str(next(iter(rows[0].values()))) if rows else "ok"
+
+
+def fts_problems(db: Backend) -> dict[str, str | None]:
+    """Each FTS5 index checked against its content table: None when consistent, else the
+    error. The check is spelled as an INSERT that changes nothing, in a transaction that is
+    always rolled back."""
+    out: dict[str, str | None] = {}
+    for fts, _base, _cols in FTS_TABLES:
+        try:
+            with db.trial() as tx:
+                tx.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")
+            out[fts] = None
+        except db.Error as exc:
+            out[fts] = str(exc)
+    return out
+
+
+def optimize_fts(tx: Tx) -> None:
+    """Merge each FTS5 index's segments (after deleting many rows)."""
+    for fts, _base, _cols in FTS_TABLES:
+        tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+
+
+def invalid_pg_indexes(db: Backend) -> list[str]:
+    """PostgreSQL indexes left invalid (a failed concurrent build)."""
+    rows = db.query(
+        "SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = current_schema() AND NOT i.indisvalid"
+    )
+    return [str(r["name"]) for r in rows]

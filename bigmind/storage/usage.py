@@ -1,0 +1,26 @@
+"""The memory_usage table: how often each memory other than a fact was of use, per user.
+
+Facts keep their count in their own row (:meth:`bigmind.storage.facts.Facts.add_uses`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bigmind.db import Tx
+
+BLOCK = 200  # rows per INSERT
+
+
+def add_uses(tx: Tx, uses: Sequence[tuple[str, str, str, int]], ts: str) -> None:
+    """Add (kind, item id, user id, uses) to the counts, creating rows as needed."""
+    for start in range(0, len(uses), BLOCK):
+        part = uses[start : start + BLOCK]
+        tx.execute(
+            "INSERT INTO memory_usage(kind, item_id, user_id, access_count,"
+            f" last_accessed_at) VALUES {', '.join(['(?, ?, ?, ?, ?)'] * len(part))}"
+            " ON CONFLICT(kind, item_id, user_id) DO UPDATE SET"
+            " access_count = memory_usage.access_count + excluded.access_count,"
+            " last_accessed_at = excluded.last_accessed_at",
+            [v for kind, item_id, user_id, n in part for v in (kind, item_id, user_id, n, ts)],
+        )
