@@ -2,19 +2,20 @@
 
 Plain functions over a :class:`~bigmind.db.Backend`, so the ``bigmind user`` command and,
 later, team-mode tools share one set of rules: roles are a fixed list, only an admin
-changes users, and the last admin cannot lose the role (nobody could give it back).
+changes users, and the last admin cannot lose the role (nobody could give it back). The SQL
+lives in :class:`~bigmind.storage.users.Users`.
 """
 
 from __future__ import annotations
 
 from bigmind import limits
-from bigmind.db import Backend, Row, Tx
+from bigmind.db import Backend
 from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.limits import check_text
-from bigmind.models import User, new_id, now_ts
+from bigmind.models import User, now_ts
+from bigmind.storage.users import Users
 
 ROLES = ("member", "curator", "admin")
-_COLUMNS = "id, username, display_name, role, created_at, last_seen"
 
 
 def check_role(role: str) -> str:
@@ -53,11 +54,7 @@ def require_curator(user: User, action: str) -> None:
 
 def list_users(db: Backend) -> list[User]:
     """Every user of the database, admins first, then by name."""
-    rows = db.query(
-        f"SELECT {_COLUMNS} FROM users ORDER BY CASE role WHEN 'admin' THEN 0"
-        " WHEN 'curator' THEN 1 ELSE 2 END, username"
-    )
-    return [_user(r) for r in rows]
+    return Users(db, "").all()
 
 
 def get_user(db: Backend, username: str) -> User:
@@ -67,10 +64,10 @@ def get_user(db: Backend, username: str) -> User:
         NotFound: no user has that name.
     """
     name = check_text("username", username, limits.NAME)
-    rows = db.query(f"SELECT {_COLUMNS} FROM users WHERE username = ?", (name,))
-    if not rows:
+    user = Users(db, "").by_name(name)
+    if user is None:
         raise NotFound(f"No user {name!r}; `bigmind user list` shows who exists.")
-    return _user(rows[0])
+    return user
 
 
 def add_user(db: Backend, username: str, role: str = "member", *, by: User | None = None) -> User:
@@ -86,18 +83,16 @@ def add_user(db: Backend, username: str, role: str = "member", *, by: User | Non
     name = check_text("username", username, limits.NAME)
     r = check_role(role)
     _require_admin(by)
+    table = Users(db, "")
     with db.transaction() as tx:
-        have = tx.execute("SELECT role FROM users WHERE username = ?", (name,))
-        if have:
+        have = table.by_name(name, tx)
+        if have is not None:
             raise InvalidInput(
-                f"User {name!r} already exists (role {have[0]['role'] or 'member'}); "
+                f"User {name!r} already exists (role {have.role}); "
                 f"change the role with `bigmind user set-role {name} ROLE`."
             )
-        tx.execute(
-            "INSERT INTO users(id, username, role, created_at) VALUES (?, ?, ?, ?)",
-            (new_id(), name, r, now_ts()),
-        )
-        return _user(_row(tx, name))
+        table.add(tx, name, r, now_ts())
+        return _present(table.by_name(name, tx))
 
 
 def set_role(db: Backend, username: str, role: str, *, by: User | None = None) -> tuple[User, str]:
@@ -114,21 +109,20 @@ def set_role(db: Backend, username: str, role: str, *, by: User | None = None) -
     name = check_text("username", username, limits.NAME)
     r = check_role(role)
     _require_admin(by)
+    table = Users(db, "")
     with db.transaction() as tx:
-        rows = tx.execute(f"SELECT {_COLUMNS} FROM users WHERE username = ?", (name,))
-        if not rows:
+        user = table.by_name(name, tx)
+        if user is None:
             raise NotFound(f"No user {name!r}; add it with `bigmind user add {name} --role {r}`.")
-        before = _user(rows[0]).role
-        if before == "admin" and r != "admin":
-            admins = tx.execute("SELECT count(*) AS n FROM users WHERE role = 'admin'")[0]["n"]
-            if admins <= 1:
-                raise Forbidden(
-                    f"{name!r} is the last admin; make another user admin first "
-                    "(`bigmind user set-role NAME admin`)."
-                )
+        before = user.role
+        if before == "admin" and r != "admin" and table.count_admins(tx) <= 1:
+            raise Forbidden(
+                f"{name!r} is the last admin; make another user admin first "
+                "(`bigmind user set-role NAME admin`)."
+            )
         if before != r:
-            tx.execute("UPDATE users SET role = ? WHERE username = ?", (r, name))
-        return _user(_row(tx, name)), before
+            table.set_role(tx, name, r)
+        return _present(table.by_name(name, tx)), before
 
 
 def _require_admin(by: User | None) -> None:
@@ -136,10 +130,7 @@ def _require_admin(by: User | None) -> None:
         raise Forbidden(f"Only an admin can change users; {by.username!r} is a {by.role}.")
 
 
-def _row(tx: Tx, username: str) -> Row:
-    return tx.execute(f"SELECT {_COLUMNS} FROM users WHERE username = ?", (username,))[0]
-
-
-def _user(row: Row) -> User:
-    # Rows written before roles were checked may hold NULL: they are members.
-    return User(**(row | {"role": row.get("role") or "member"}))
+def _present(user: User | None) -> User:
+    """A user just read back inside the transaction that wrote it."""
+    assert user is not None
+    return user
