@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from bigmind import keyword, limits
 from bigmind.errors import InvalidInput, NotFound
 from bigmind.limits import check_days, check_limit, check_text, check_unit
-from bigmind.models import Hit, Record, column_list, now_ts, ts_ago
+from bigmind.models import Hit, now_ts, ts_ago
+from bigmind.storage.hypotheses import Hypotheses
+from bigmind.storage.hypotheses import Hypothesis as Hypothesis
 from bigmind.store import SessionRef, Store
 
 STATUSES = ("open", "confirmed", "refuted", "abandoned")
@@ -20,38 +22,14 @@ _NEGATION = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Hypothesis(Record):
-    id: int
-    session_id: str | None
-    hypothesis: str
-    confidence: float
-    status: str
-    resolution: str | None
-    created_at: str | None
-    resolved_at: str | None
-
-
-_COLUMNS = column_list(Hypothesis)
-
-
-def _row(r: dict[str, object]) -> Hypothesis:
-    r = dict(r)
-    r["confidence"] = 0.7 if r.get("confidence") is None else float(r["confidence"])  # type: ignore[arg-type]
-    return Hypothesis(**r)  # type: ignore[arg-type]
-
-
 def get(store: Store, hypothesis_id: int) -> Hypothesis:
-    rows = store.db.query(
-        f"SELECT {_COLUMNS} FROM hypotheses WHERE id = ? AND +user_id = ?",
-        (hypothesis_id, store.uid),
-    )
-    if not rows:
+    found = Hypotheses(store.db, store.uid).get(hypothesis_id)
+    if found is None:
         raise NotFound(
             f"No hypothesis #{hypothesis_id} in your journal. "
             "memory_list_hypotheses(status='all') shows the ids."
         )
-    return _row(rows[0])
+    return found
 
 
 def add(
@@ -62,12 +40,8 @@ def add(
     conf = check_unit("confidence", confidence)
     with store.db.transaction() as tx:
         ref = store.resolve_session(session_id, tx)
-        new = tx.execute(
-            "INSERT INTO hypotheses(session_id, user_id, hypothesis, confidence, status, created_at)"
-            " VALUES (?, ?, ?, ?, 'open', ?) RETURNING id",
-            (ref.session.id, store.uid, text, conf, now_ts()),
-        )[0]["id"]
-    return get(store, int(new)), ref
+        new = Hypotheses(store.db, store.uid).add(tx, ref.session.id, text, conf, now_ts())
+    return get(store, new), ref
 
 
 def resolve(store: Store, hypothesis_id: int, status: str, resolution: str | None) -> Hypothesis:
@@ -79,10 +53,8 @@ def resolve(store: Store, hypothesis_id: int, status: str, resolution: str | Non
     if status != "open":
         text = check_text("resolution", resolution, limits.FACT)
     with store.db.transaction() as tx:
-        tx.execute(
-            "UPDATE hypotheses SET status = ?, resolution = coalesce(?, resolution),"
-            " resolved_at = ? WHERE id = ? AND +user_id = ?",
-            (status, text, None if status == "open" else now_ts(), hypothesis_id, store.uid),
+        Hypotheses(store.db, store.uid).set_status(
+            tx, hypothesis_id, status, text, None if status == "open" else now_ts()
         )
     return get(store, hypothesis_id)
 
@@ -91,22 +63,12 @@ def list_(store: Store, status: str | None = "open", limit: int = 20) -> list[Hy
     """Hypotheses with ``status`` (None or 'all' for every one), newest first."""
     n = check_limit(limit)
     if status in (None, "", "all"):
-        rows = store.db.query(
-            f"SELECT {_COLUMNS} FROM hypotheses WHERE user_id = ?"
-            " ORDER BY created_at DESC, id DESC LIMIT ?",
-            (store.uid, n),
+        return Hypotheses(store.db, store.uid).newest(None, n)
+    if status not in STATUSES:
+        raise InvalidInput(
+            f"'status' must be one of {', '.join(STATUSES)} or 'all'; got {status!r}."
         )
-    else:
-        if status not in STATUSES:
-            raise InvalidInput(
-                f"'status' must be one of {', '.join(STATUSES)} or 'all'; got {status!r}."
-            )
-        rows = store.db.query(
-            f"SELECT {_COLUMNS} FROM hypotheses WHERE user_id = ? AND status = ?"
-            " ORDER BY created_at DESC, id DESC LIMIT ?",
-            (store.uid, status, n),
-        )
-    return [_row(r) for r in rows]
+    return Hypotheses(store.db, store.uid).newest(status, n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +109,7 @@ def scan(store: Store, stale_days: int = 7, per_kind: int = 3) -> list[Scan]:
 
 def calibration(store: Store) -> list[dict[str, object]]:
     """Per confidence band: resolved hypotheses (confirmed + refuted) and the confirmed rate."""
-    rows = store.db.query(
-        "SELECT confidence, status FROM hypotheses WHERE user_id = ?"
-        " AND status IN ('confirmed', 'refuted')",
-        (store.uid,),
-    )
+    rows = Hypotheses(store.db, store.uid).resolved()
     bands = []
     for lo, hi in BANDS:
         inside = [r for r in rows if lo <= float(r["confidence"] or 0) < hi]

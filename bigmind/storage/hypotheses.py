@@ -1,0 +1,124 @@
+"""The hypotheses table (the thought journal), seen by one user."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bigmind.db import Row, Tx
+from bigmind.models import Record, column_list
+from bigmind.storage.table import Table
+
+
+@dataclass(frozen=True, slots=True)
+class Hypothesis(Record):
+    id: int
+    session_id: str | None
+    hypothesis: str
+    confidence: float
+    status: str
+    resolution: str | None
+    created_at: str | None
+    resolved_at: str | None
+
+
+COLUMNS = column_list(Hypothesis)
+
+
+def hypothesis_from_row(row: Row) -> Hypothesis:
+    conf = row.get("confidence")
+    return Hypothesis(**(row | {"confidence": 0.7 if conf is None else float(conf)}))
+
+
+class Hypotheses(Table):
+    """One user's hypotheses."""
+
+    def get(self, hypothesis_id: int) -> Hypothesis | None:
+        rows = self.db.query(
+            f"SELECT {COLUMNS} FROM hypotheses WHERE id = ? AND +user_id = ?",
+            (hypothesis_id, self.uid),
+        )
+        return hypothesis_from_row(rows[0]) if rows else None
+
+    def add(self, tx: Tx, session_id: str, text: str, confidence: float, ts: str) -> int:
+        """A new open hypothesis; returns its id."""
+        rows = tx.execute(
+            "INSERT INTO hypotheses(session_id, user_id, hypothesis, confidence, status, created_at)"
+            " VALUES (?, ?, ?, ?, 'open', ?) RETURNING id",
+            (session_id, self.uid, text, confidence, ts),
+        )
+        return int(rows[0]["id"])
+
+    def set_status(
+        self,
+        tx: Tx,
+        hypothesis_id: int,
+        status: str,
+        resolution: str | None,
+        resolved_at: str | None,
+    ) -> None:
+        """A new status; a None ``resolution`` keeps the one it had."""
+        tx.execute(
+            "UPDATE hypotheses SET status = ?, resolution = coalesce(?, resolution),"
+            " resolved_at = ? WHERE id = ? AND +user_id = ?",
+            (status, resolution, resolved_at, hypothesis_id, self.uid),
+        )
+
+    def newest(self, status: str | None, limit: int) -> list[Hypothesis]:
+        """With ``status`` (None: any), newest first."""
+        where, args = "user_id = ?", [self.uid]
+        if status is not None:
+            where += " AND status = ?"
+            args.append(status)
+        rows = self.db.query(
+            f"SELECT {COLUMNS} FROM hypotheses WHERE {where}"
+            " ORDER BY created_at DESC, id DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [hypothesis_from_row(r) for r in rows]
+
+    def in_session(self, session_id: str) -> list[Hypothesis]:
+        """Those written in one session, newest first."""
+        rows = self.db.query(
+            f"SELECT {COLUMNS} FROM hypotheses WHERE user_id = ? AND session_id = ?"
+            " ORDER BY created_at DESC, id DESC",
+            (self.uid, session_id),
+        )
+        return [hypothesis_from_row(r) for r in rows]
+
+    def resolved(self) -> list[Row]:
+        """Confidence and status of every confirmed or refuted hypothesis (calibration)."""
+        return self.db.query(
+            "SELECT confidence, status FROM hypotheses WHERE user_id = ?"
+            " AND status IN ('confirmed', 'refuted')",
+            (self.uid,),
+        )
+
+    def count(self) -> int:
+        rows = self.db.query("SELECT count(*) AS n FROM hypotheses WHERE user_id = ?", (self.uid,))
+        return int(rows[0]["n"])
+
+    def count_by_status(self) -> dict[str, int]:
+        """How many per status; statuses with none are absent."""
+        rows = self.db.query(
+            "SELECT status, count(*) AS n FROM hypotheses WHERE user_id = ? GROUP BY status",
+            (self.uid,),
+        )
+        return {str(r["status"]): int(r["n"]) for r in rows}
+
+    def added_since(self, ts: str, limit: int) -> tuple[int, list[Row]]:
+        """(how many, the first ``limit`` by creation) of those created at or after ``ts``:
+        id, hypothesis, confidence."""
+        return self._since("id, hypothesis, confidence", "created_at", ts, limit)
+
+    def resolved_since(self, ts: str, limit: int) -> tuple[int, list[Row]]:
+        """(how many, the first ``limit`` by resolution) of those resolved at or after ``ts``:
+        id, hypothesis, status, resolution."""
+        return self._since("id, hypothesis, status, resolution", "resolved_at", ts, limit)
+
+    def _since(self, columns: str, at: str, ts: str, limit: int) -> tuple[int, list[Row]]:
+        where = f"FROM hypotheses WHERE user_id = ? AND {at} >= ?"
+        n = int(self.db.query(f"SELECT count(*) AS n {where}", (self.uid, ts))[0]["n"])
+        rows = self.db.query(
+            f"SELECT {columns} {where} ORDER BY {at} LIMIT ?", (self.uid, ts, limit)
+        )
+        return n, rows
