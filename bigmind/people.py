@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_limit, check_text, optional_text
-from bigmind.models import Record, column_list, now_ts
+from bigmind.models import now_ts
 from bigmind.search import terms_of
+from bigmind.storage.people import People
+from bigmind.storage.people import Person as Person
 from bigmind.store import Store
 
 _USERNAME = re.compile(r"^[\w.@+\-]{1,100}$", re.UNICODE)
@@ -23,23 +24,6 @@ _WEIGHTS = {
     "expertise": 2.0,
     "notes": 1.0,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Person(Record):
-    id: int
-    username: str
-    display_name: str | None
-    role: str | None
-    team: str | None
-    expertise: str | None
-    notes: str | None
-    created_at: str | None
-    updated_at: str | None
-    last_seen: str | None
-
-
-_COLUMNS = column_list(Person)
 
 
 def _merge_list(old: str | None, new: str | None) -> str | None:
@@ -63,8 +47,7 @@ def _merge_notes(old: str | None, new: str | None) -> str | None:
 
 
 def get(store: Store, username: str) -> Person | None:
-    rows = store.db.query(f"SELECT {_COLUMNS} FROM people WHERE username = ?", (username,))
-    return Person(**rows[0]) if rows else None
+    return People(store.db, store.uid).get(username)
 
 
 def remember(
@@ -94,35 +77,17 @@ def remember(
     note = optional_text("notes", notes, limits.NOTES)
     ts = now_ts()
     with store.db.transaction() as tx:
-        rows = tx.execute(f"SELECT {_COLUMNS} FROM people WHERE username = ?", (name,))
-        if rows:
-            old = Person(**rows[0])
+        table = People(store.db, store.uid)
+        old = table.get(name, tx)
+        if old is not None:
             changes: dict[str, str | None] = {k: v for k, v in fields.items() if v is not None}
             changes["expertise"] = _merge_list(old.expertise, exp)
             changes["notes"] = _merge_notes(old.notes, note)
-            sets = ", ".join(f"{k} = ?" for k in changes)
-            tx.execute(
-                f"UPDATE people SET {sets}, updated_at = ?, last_seen = ? WHERE id = ?",
-                (*changes.values(), ts, ts, old.id),
-            )
+            table.update(tx, old.id, changes, ts)
             created = False
         else:
-            tx.execute(
-                "INSERT INTO people(username, display_name, role, team, expertise, notes,"
-                " added_by, created_at, updated_at, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    name,
-                    fields["display_name"],
-                    fields["role"],
-                    fields["team"],
-                    _merge_list(None, exp),
-                    _merge_notes(None, note),
-                    store.uid,
-                    ts,
-                    ts,
-                    ts,
-                ),
-            )
+            new = fields | {"expertise": _merge_list(None, exp), "notes": _merge_notes(None, note)}
+            table.add(tx, name, new, ts)
             created = True
     person = get(store, name)
     assert person is not None
@@ -137,19 +102,9 @@ def recall(store: Store, query: str, limit: int = 5) -> list[tuple[Person, float
     stems = {t: t[: max(4, len(t) - 2)] for t in terms}  # also matches plurals and -ing forms
     if not terms:
         return []
-    where = " OR ".join(
-        "lower(coalesce(username,'') || ' ' || coalesce(display_name,'') || ' ' ||"
-        " coalesce(role,'') || ' ' || coalesce(team,'') || ' ' || coalesce(expertise,'') ||"
-        " ' ' || coalesce(notes,'')) LIKE ?"
-        for _ in terms
-    )
-    rows = store.db.query(
-        f"SELECT {_COLUMNS} FROM people WHERE {where} LIMIT 500",
-        tuple(f"%{stems[t]}%" for t in terms),
-    )
+    people = People(store.db, store.uid).containing([stems[t] for t in terms])
     scored = []
-    for r in rows:
-        p = Person(**r)
+    for p in people:
         score = 0.0
         why: list[str] = []
         for field, weight in _WEIGHTS.items():
@@ -165,9 +120,4 @@ def recall(store: Store, query: str, limit: int = 5) -> list[tuple[Person, float
 
 
 def list_(store: Store, limit: int = 20) -> list[Person]:
-    rows = store.db.query(
-        f"SELECT {_COLUMNS} FROM people"
-        " ORDER BY coalesce(last_seen, updated_at, created_at) DESC, id DESC LIMIT ?",
-        (check_limit(limit),),
-    )
-    return [Person(**r) for r in rows]
+    return People(store.db, store.uid).recent(check_limit(limit))
