@@ -6,8 +6,9 @@ approved entries are searched and shown at session start. Roles are read from th
 at each check, so a role given or taken with ``bigmind user set-role`` applies to running
 servers at once.
 
-Plain SQL with ``?`` placeholders only; keyword search goes through ``store.text`` (or
-:class:`~bigmind.recall.Recall`), so another backend swaps the text-search class alone.
+The SQL lives in :class:`~bigmind.storage.knowledge.Knowledge`; keyword search goes through
+``store.text`` (or :class:`~bigmind.recall.Recall`), so another backend swaps the text-search
+class alone.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bigmind import limits, users
-from bigmind.db import Row
 from bigmind.errors import InvalidInput, NotFound
 from bigmind.limits import check_importance, check_limit, check_text, optional_text
-from bigmind.models import Record, User, normalise_text, now_ts
+from bigmind.models import User, normalise_text, now_ts
+from bigmind.storage.knowledge import GlobalEntry as GlobalEntry
+from bigmind.storage.knowledge import Knowledge
 from bigmind.store import Store
 
 CATEGORIES = ("architecture", "standard", "decision", "pattern", "glossary")
@@ -27,32 +29,6 @@ STATUSES = ("approved", "pending", "deprecated")
 ACTIONS = ("approve", "deprecate")
 TOP_POOL = 50  # approved entries considered for the packet besides the focus matches
 FOCUS_LIFT = 1.5  # importance steps the best focus match gains (relevance scaled 0…1)
-
-_SELECT = (
-    "SELECT g.id, g.category, g.title, g.content, g.importance, g.status, g.promoted_by,"
-    " g.source_session, g.approved_by, g.created_at, g.updated_at, g.review_notes,"
-    " g.reviewed_by, g.reviewed_at, u.username AS promoter"
-    " FROM global_knowledge g LEFT JOIN users u ON u.id = g.promoted_by"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class GlobalEntry(Record):
-    id: int
-    category: str
-    title: str
-    content: str
-    importance: int
-    status: str
-    promoted_by: str | None
-    source_session: str | None
-    approved_by: str | None
-    created_at: str | None
-    updated_at: str | None
-    review_notes: str | None
-    reviewed_by: str | None
-    reviewed_at: str | None
-    promoter: str | None  # the promoting user's name
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +44,6 @@ def visible(store: Store, e: GlobalEntry) -> dict[str, object]:
     if e.promoted_by != store.uid:
         shown["source_session"] = None
     return shown
-
-
-def _entry(row: Row) -> GlobalEntry:
-    r = dict(row)
-    r["importance"] = int(r.get("importance") or 5)
-    r["status"] = r.get("status") or "pending"
-    return GlobalEntry(**r)
 
 
 def check_category(value: str) -> str:
@@ -130,38 +99,16 @@ def promote(
     sid = store.get_session(source_session).id if source_session else None
     # Another member's pending proposal is theirs and the curators' to see: matching it would
     # tell the caller it exists (and its id), so only approved or the caller's own count.
-    pending_of = "" if may_curate(store) else " AND g.promoted_by = ?"
+    table = Knowledge(store.db, store.uid)
+    any_pending = may_curate(store)
     with store.db.transaction() as tx:
-        same = tx.execute(
-            f"{_SELECT} WHERE g.category = ? AND lower(g.title) = lower(?)"
-            f" AND (g.status = 'approved' OR (g.status = 'pending'{pending_of})) ORDER BY g.id",
-            (cat, head, *(() if not pending_of else (store.uid,))),
-        )
-        for row in same:
-            if normalise_text(row["content"]) == normalise_text(body):
-                return Promoted(_entry(row), False)
-        ts = now_ts()
+        for same in table.same_title(tx, cat, head, any_pending=any_pending):
+            if normalise_text(same.content) == normalise_text(body):
+                return Promoted(same, False)
         personal = store.mode == "personal"
-        rows = tx.execute(
-            "INSERT INTO global_knowledge(category, title, content, importance, status,"
-            " promoted_by, source_session, approved_by, reviewed_by, reviewed_at, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                cat,
-                head,
-                body,
-                imp,
-                "approved" if personal else "pending",
-                store.uid,
-                sid,
-                store.uid if personal else None,
-                store.uid if personal else None,
-                ts if personal else None,
-                ts,
-                ts,
-            ),
-        )
-        entry = _entry(tx.execute(f"{_SELECT} WHERE g.id = ?", (rows[0]["id"],))[0])
+        new = table.add(tx, cat, head, body, imp, sid, now_ts(), approved=personal)
+        entry = table.get(new, tx)
+        assert entry is not None
     return Promoted(entry, True)
 
 
@@ -171,11 +118,11 @@ def get(store: Store, entry_id: int) -> GlobalEntry:
     Raises:
         NotFound: no such entry (or one this user may not see).
     """
-    rows = store.db.query(f"{_SELECT} WHERE g.id = ?", (int(entry_id),))
-    if rows:
-        e = _entry(rows[0])
-        if e.status == "approved" or e.promoted_by == store.uid or may_curate(store):
-            return e
+    e = Knowledge(store.db, store.uid).get(int(entry_id))
+    if e is not None and (
+        e.status == "approved" or e.promoted_by == store.uid or may_curate(store)
+    ):
+        return e
     raise NotFound(
         f"No company knowledge entry #{entry_id}. memory_list_global(status=…) lists the ids."
     )
@@ -193,21 +140,12 @@ def list_entries(
     curators and admins; members see only the ones they promoted themselves."""
     st = _check_status(status)
     n = check_limit(limit)
-    where = ["g.status = ?"]
-    args: list[object] = [st]
-    if category is not None and category.strip():
-        where.append("g.category = ?")
-        args.append(check_category(category))
+    cat = check_category(category) if category is not None and category.strip() else None
     own_only = st != "approved" and not may_curate(store)
-    if own_only:
-        where.append("g.promoted_by = ?")
-        args.append(store.uid)
-    order = "g.importance DESC, g.updated_at DESC" if st == "approved" else "g.updated_at DESC"
-    rows = store.db.query(
-        f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY {order}, g.id DESC LIMIT ? OFFSET ?",
-        (*args, n, max(0, int(offset))),
+    entries = Knowledge(store.db, store.uid).page(
+        st, cat, n, max(0, int(offset)), own_only=own_only
     )
-    return [_entry(r) for r in rows], own_only
+    return entries, own_only
 
 
 def review(store: Store, entry_id: int, action: str, notes: str | None = None) -> GlobalEntry:
@@ -230,29 +168,17 @@ def review(store: Store, entry_id: int, action: str, notes: str | None = None) -
     target = "approved" if act == "approve" else "deprecated"
     if current.status == target:
         raise InvalidInput(f"Entry #{current.id} is already {target}. Nothing changed.")
-    ts = now_ts()
+    table = Knowledge(store.db, store.uid)
     with store.db.transaction() as tx:
         if act == "approve":
-            tx.execute(
-                "UPDATE global_knowledge SET status = 'approved', approved_by = ?, reviewed_by = ?,"
-                " reviewed_at = ?, review_notes = ?, updated_at = ? WHERE id = ?",
-                (store.uid, store.uid, ts, note, ts, current.id),
-            )
+            table.approve(tx, current.id, note, now_ts())
         else:
-            tx.execute(
-                "UPDATE global_knowledge SET status = 'deprecated', reviewed_by = ?,"
-                " reviewed_at = ?, review_notes = ?, updated_at = ? WHERE id = ?",
-                (store.uid, ts, note, ts, current.id),
-            )
+            table.deprecate(tx, current.id, note, now_ts())
     return get(store, current.id)
 
 
 def count_approved(store: Store) -> int:
-    return int(
-        store.db.query("SELECT count(*) AS n FROM global_knowledge WHERE status = 'approved'")[0][
-            "n"
-        ]
-    )
+    return Knowledge(store.db, store.uid).count()
 
 
 def top(
@@ -265,20 +191,12 @@ def top(
     the relevant one comes first, and a strong match may pass an entry one importance step
     above it, never two. Ties go to the most recently updated.
     """
-    rows = store.db.query(
-        f"{_SELECT} WHERE g.status = 'approved'"
-        " ORDER BY g.importance DESC, g.updated_at DESC, g.id DESC LIMIT ?",
-        (max(limit, TOP_POOL) if relevance else limit,),
-    )
-    entries = {int(r["id"]): _entry(r) for r in rows}
+    table = Knowledge(store.db, store.uid)
+    entries = {e.id: e for e in table.top(max(limit, TOP_POOL) if relevance else limit)}
     rel = {int(k): max(0.0, min(1.0, float(v))) for k, v in (relevance or {}).items()}
     missing = [i for i in rel if i not in entries]
-    if missing:
-        marks = ",".join("?" * len(missing))
-        for r in store.db.query(
-            f"{_SELECT} WHERE g.status = 'approved' AND g.id IN ({marks})", missing
-        ):
-            entries[int(r["id"])] = _entry(r)
+    for e in table.approved_among(missing):
+        entries[e.id] = e
     ranked = sorted(entries.values(), key=lambda e: (e.updated_at or "", e.id), reverse=True)
     ranked.sort(key=lambda e: -(e.importance + FOCUS_LIFT * rel.get(e.id, 0.0)))  # stable
     return ranked[:limit]
