@@ -10,6 +10,7 @@ from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_text
 from bigmind.models import now_ts
+from bigmind.storage.savings import Savings
 from bigmind.store import SessionRef, Store
 
 MAX_TOKENS_SAVED = 10_000_000
@@ -26,21 +27,15 @@ def log(
         )
     with store.db.transaction() as tx:
         ref = store.resolve_session(session_id, tx)
-        new = tx.execute(
-            "INSERT INTO token_saves(session_id, user_id, description, tokens_saved, method_used,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (ref.session.id, store.uid, text, int(tokens_saved), method, now_ts()),
-        )[0]["id"]
-    return int(new), ref
+        new = Savings(store.db, store.uid).add(
+            tx, ref.session.id, text, int(tokens_saved), method, now_ts()
+        )
+    return new, ref
 
 
 def totals(store: Store, weeks: int = 12) -> dict[str, Any]:
     """Tokens saved in all, per method, and per ISO week (the latest ``weeks``)."""
-    rows = store.db.query(
-        "SELECT method_used, substr(created_at, 1, 10) AS day, sum(tokens_saved) AS n,"
-        " count(*) AS c FROM token_saves WHERE user_id = ? GROUP BY method_used, day",
-        (store.uid,),
-    )
+    rows = Savings(store.db, store.uid).per_method_day()
     per_method: dict[str, int] = defaultdict(int)
     per_week: dict[str, int] = defaultdict(int)
     for r in rows:
