@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -10,19 +9,13 @@ from dataclasses import dataclass, field
 from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_text, optional_text
-from bigmind.models import SESSION_COLUMNS, Session, now_ts, ts_ago
-from bigmind.store import SessionRef, Store, session_from_row
+from bigmind.models import Session, now_ts, ts_ago
+from bigmind.storage.focus import Focus as Focus
+from bigmind.storage.focus import FocusAnnouncements
+from bigmind.storage.sessions import Sessions
+from bigmind.store import SessionRef, Store
 
 STALE_ONE_LINER = "[closed as stale by session {by}]"
-
-
-@dataclass(frozen=True, slots=True)
-class Focus:
-    session_id: str
-    description: str
-    files: list[str]
-    ide_hint: str | None
-    created_at: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,41 +76,16 @@ def announce(
     ts = now_ts()
     with store.db.transaction() as tx:
         ref = store.resolve_session(session_id, tx)
-        tx.execute(
-            "INSERT INTO focus_announcements(session_id, user_id, description, files, ide_hint,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (ref.session.id, store.uid, text, json.dumps(paths), hint, ts),
-        )
+        table = FocusAnnouncements(store.db, store.uid)
+        table.add(tx, ref.session.id, text, paths, hint, ts)
         if hint:
-            tx.execute(
-                "UPDATE sessions SET ide_hint = coalesce(ide_hint, ?) WHERE id = ?",
-                (hint, ref.session.id),
-            )
+            table.hint_session(tx, ref.session.id, hint)
     return Focus(ref.session.id, text, paths, hint, ts), ref
 
 
 def latest_focus(store: Store, session_ids: Sequence[str]) -> dict[str, Focus]:
     """The newest announcement of each given session."""
-    if not session_ids:
-        return {}
-    marks = ",".join("?" * len(session_ids))
-    rows = store.db.query(
-        "SELECT f.session_id, f.description, f.files, f.ide_hint, f.created_at"
-        " FROM focus_announcements f WHERE f.user_id = ? AND f.session_id IN"
-        f" ({marks}) ORDER BY f.created_at DESC, f.id DESC",
-        (store.uid, *session_ids),
-    )
-    out: dict[str, Focus] = {}
-    for r in rows:
-        if r["session_id"] not in out:
-            out[r["session_id"]] = Focus(
-                r["session_id"],
-                r["description"],
-                json.loads(r["files"] or "[]"),
-                r["ide_hint"],
-                r["created_at"],
-            )
-    return out
+    return FocusAnnouncements(store.db, store.uid).latest(session_ids)
 
 
 def active(store: Store) -> tuple[list[Active], list[Conflict]]:
@@ -153,20 +121,14 @@ def close_stale(
     ts = now_ts()
     closed: list[Session] = []
     with store.db.transaction() as tx:
-        rows = tx.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND ended_at IS NULL",
-            (store.uid,),
-        )
-        for s in map(session_from_row, rows):
+        for s in FocusAnnouncements(store.db, store.uid).open_sessions(tx):
             if s.id == keep.id:
                 continue
             last = s.last_activity_at or s.started_at
             if not force and last >= cutoff:
                 continue
-            tx.execute(
-                "UPDATE sessions SET ended_at = ?, auto_closed = 1,"
-                " one_liner = CASE WHEN one_liner = '' THEN ? ELSE one_liner END WHERE id = ?",
-                (ts, STALE_ONE_LINER.format(by=keep.id[:8]), s.id),
-            )
             closed.append(s)
+        Sessions(store.db, store.uid).close_auto(
+            tx, [s.id for s in closed], STALE_ONE_LINER.format(by=keep.id[:8]), ts
+        )
     return closed
