@@ -24,6 +24,7 @@ from bigmind.db import Row, Tx
 from bigmind.errors import ExportError, InvalidInput, NotFound
 from bigmind.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
 from bigmind.models import content_hash, now_ts
+from bigmind.storage.transfer import Transfer
 from bigmind.store import Store
 
 EXPORT_FORMAT = "bigmind-export"
@@ -67,42 +68,28 @@ TABLES = (
         owner=("promoted_by",),
     ),
 )
-OWNED_SQL = {
-    "sessions": "SELECT * FROM sessions WHERE user_id = ? ORDER BY started_at",
-    "session_summaries": "SELECT s.* FROM session_summaries s JOIN sessions x ON x.id = s.id"
-    " WHERE x.user_id = ? ORDER BY s.created_at",
-    "facts": "SELECT * FROM facts WHERE user_id = ? ORDER BY id",
-    "conversation_chunks": "SELECT * FROM conversation_chunks WHERE user_id = ? ORDER BY id",
-    "hypotheses": "SELECT * FROM hypotheses WHERE user_id = ? ORDER BY id",
-    "focus_announcements": "SELECT * FROM focus_announcements WHERE user_id = ? ORDER BY id",
-    "token_saves": "SELECT * FROM token_saves WHERE user_id = ? ORDER BY id",
-    "people": "SELECT * FROM people WHERE added_by = ? ORDER BY id",
-    "global_knowledge": "SELECT * FROM global_knowledge WHERE promoted_by = ? ORDER BY id",
-}
 
 
 # -- export ------------------------------------------------------------------------------------
 def export_data(store: Store, progress: Progress | None = None) -> dict[str, Any]:
     """Every row this user owns, with all columns, as a JSON-ready dict (``progress`` is
     told the tables read so far)."""
+    copier = Transfer(store.db, store.uid)
     data: dict[str, Any] = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
         "exported_at": now_ts(),
         "bigmind_version": __version__,
         "schema_version": len(applied(store.db)),
-        "user": store.db.query("SELECT * FROM users WHERE id = ?", (store.uid,))[0],
-        "identity_profile": store.db.query(
-            "SELECT * FROM identity_profile WHERE user_id = ?", (store.uid,)
-        ),
+        "user": copier.user(),
+        "identity_profile": copier.profile(),
     }
-    for i, (name, sql) in enumerate(OWNED_SQL.items(), 1):
-        data[name] = [
-            {k: v for k, v in r.items() if k not in GENERATED_COLUMNS}
-            for r in store.db.query(sql, (store.uid,))
+    for i, t in enumerate(TABLES, 1):
+        data[t.name] = [
+            {k: v for k, v in r.items() if k not in GENERATED_COLUMNS} for r in copier.owned(t.name)
         ]
         if progress:
-            progress(i, len(OWNED_SQL))
+            progress(i, len(TABLES))
     return data
 
 
@@ -259,10 +246,11 @@ def _merge(
     total = sum(len(data.get(t.name, [])) for t in TABLES)
     seen = 0
     may_review = globalkb.may_curate(store)
+    copier = Transfer(store.db, store.uid)
     with store.db.transaction() as tx:
         for sid in {r["id"] for r in data.get("sessions", [])}:
-            owner = tx.execute("SELECT user_id FROM sessions WHERE id = ?", (sid,))
-            if owner and owner[0]["user_id"] != store.uid:
+            owner = copier.session_owner(tx, sid)
+            if owner is not None and owner != store.uid:
                 raise InvalidInput(
                     f"Session {sid} in the file belongs to another user of this database; "
                     "a user's export can only be merged into their own memory or another database."
@@ -283,75 +271,30 @@ def _merge(
                     # Company knowledge is approved by a curator of this database, not by
                     # whoever approved it where the file came from.
                     row["status"], row["approved_by"] = "pending", None
-                if row.get("approved_by") and not tx.execute(
-                    "SELECT 1 AS x FROM users WHERE id = ?", (row["approved_by"],)
-                ):
+                if row.get("approved_by") and not copier.user_exists(tx, row["approved_by"]):
                     row["approved_by"] = None  # a curator of the source database
-                if _exists(tx, t, row, store.uid):
+                if _exists(copier, tx, t, row):
                     skipped += 1
                     continue
-                if (
-                    t.int_id
-                    and "id" in row
-                    and tx.execute(f"SELECT 1 AS x FROM {t.name} WHERE id = ?", (row["id"],))
-                ):
+                if t.int_id and "id" in row and copier.id_taken(tx, t.name, row["id"]):
                     row.pop("id")  # taken by another row: let the database number it
-                _insert(tx, t.name, row)
+                copier.insert(tx, t.name, row)
                 added += 1
             report.added[t.name] = added
             report.skipped[t.name] = skipped
             if t.int_id and added:
                 renumber_after_explicit_ids(tx, t.name)
-        report.added["identity_profile"] = _merge_profile(
-            tx, store.uid, data.get("identity_profile", [])
-        )
+        profile = data.get("identity_profile", [])
+        report.added["identity_profile"] = copier.fill_profile(tx, profile[0]) if profile else 0
 
 
-def _exists(tx: Tx, t: Table, row: Row, uid: str) -> bool:
+def _exists(copier: Transfer, tx: Tx, t: Table, row: Row) -> bool:
     if (
         t.name == "facts"
         and not row.get("deprecated")
-        and tx.execute(
-            "SELECT 1 AS x FROM facts WHERE user_id = ? AND content_hash = ?"
-            " AND coalesce(deprecated, 0) = 0 LIMIT 1",
-            (uid, row["content_hash"]),
-        )
+        and copier.has_active_fact(tx, row["content_hash"])
     ):
         return True  # the same active fact is already known: no duplicate
     if any(row.get(k) is None for k in t.key):
         return False
-    where = " AND ".join(f"{k} = ?" for k in t.key)
-    params: list[Any] = [row[k] for k in t.key]
-    if "user_id" in t.owner:
-        where += " AND user_id = ?"
-        params.append(uid)
-    return bool(tx.execute(f"SELECT 1 AS x FROM {t.name} WHERE {where} LIMIT 1", params))
-
-
-def _insert(tx: Tx, table: str, row: Row) -> None:
-    cols = ", ".join(row)
-    marks = ", ".join("?" * len(row))
-    tx.execute(f"INSERT INTO {table}({cols}) VALUES ({marks})", tuple(row.values()))
-
-
-def _merge_profile(tx: Tx, uid: str, rows: list[Row]) -> int:
-    """Fill the profile's empty fields from the file; never overwrite what is there."""
-    if not rows:
-        return 0
-    src = rows[0]
-    fields = ("role", "preferences", "pinned_facts")
-    have = tx.execute(
-        "SELECT role, preferences, pinned_facts FROM identity_profile WHERE user_id = ?", (uid,)
-    )
-    if not have:
-        tx.execute(
-            "INSERT INTO identity_profile(id, user_id, role, preferences, pinned_facts, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (uid, uid, *(src.get(f) for f in fields), src.get("updated_at") or now_ts()),
-        )
-        return 1
-    fill = {f: src.get(f) for f in fields if not have[0][f] and src.get(f)}
-    if fill:
-        sets = ", ".join(f"{k} = ?" for k in fill)
-        tx.execute(f"UPDATE identity_profile SET {sets} WHERE user_id = ?", (*fill.values(), uid))
-    return 1 if fill else 0
+    return copier.has_row(tx, t.name, {k: row[k] for k in t.key}, own="user_id" in t.owner)

@@ -1,0 +1,114 @@
+"""A user's whole memory, table by table, as export and import copy it (generic per-table
+statements over the tables in :data:`OWNED`; the caller validates rows and column names)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bigmind.db import Row, Tx
+from bigmind.models import now_ts
+from bigmind.storage.table import Table, marks
+
+# Every row a user owns, per table, parents before children.
+OWNED = {
+    "sessions": "SELECT * FROM sessions WHERE user_id = ? ORDER BY started_at",
+    "session_summaries": "SELECT s.* FROM session_summaries s JOIN sessions x ON x.id = s.id"
+    " WHERE x.user_id = ? ORDER BY s.created_at",
+    "facts": "SELECT * FROM facts WHERE user_id = ? ORDER BY id",
+    "conversation_chunks": "SELECT * FROM conversation_chunks WHERE user_id = ? ORDER BY id",
+    "hypotheses": "SELECT * FROM hypotheses WHERE user_id = ? ORDER BY id",
+    "focus_announcements": "SELECT * FROM focus_announcements WHERE user_id = ? ORDER BY id",
+    "token_saves": "SELECT * FROM token_saves WHERE user_id = ? ORDER BY id",
+    "people": "SELECT * FROM people WHERE added_by = ? ORDER BY id",
+    "global_knowledge": "SELECT * FROM global_knowledge WHERE promoted_by = ? ORDER BY id",
+}
+PROFILE_FIELDS = ("role", "preferences", "pinned_facts")
+
+
+def _table(name: str) -> str:
+    if name not in OWNED:
+        raise ValueError(f"not a copied table: {name!r}")
+    return name
+
+
+class Transfer(Table):
+    """The rows of the user ``uid``, read for export and written by import."""
+
+    # -- export ------------------------------------------------------------------------------
+    def user(self) -> Row:
+        return self.db.query("SELECT * FROM users WHERE id = ?", (self.uid,))[0]
+
+    def profile(self) -> list[Row]:
+        return self.db.query("SELECT * FROM identity_profile WHERE user_id = ?", (self.uid,))
+
+    def owned(self, table: str) -> list[Row]:
+        """Every row of ``table`` this user owns, all columns."""
+        return self.db.query(OWNED[_table(table)], (self.uid,))
+
+    # -- import ------------------------------------------------------------------------------
+    def session_owner(self, tx: Tx, session_id: str) -> str | None:
+        """Who owns a session id in this database (None: nobody)."""
+        rows = tx.execute("SELECT user_id FROM sessions WHERE id = ?", (session_id,))
+        return str(rows[0]["user_id"]) if rows else None
+
+    def user_exists(self, tx: Tx, user_id: str) -> bool:
+        return bool(tx.execute("SELECT 1 AS x FROM users WHERE id = ?", (user_id,)))
+
+    def has_active_fact(self, tx: Tx, digest: str) -> bool:
+        """Whether this user already has an active fact with this content hash."""
+        return bool(
+            tx.execute(
+                "SELECT 1 AS x FROM facts WHERE user_id = ? AND content_hash = ?"
+                " AND coalesce(deprecated, 0) = 0 LIMIT 1",
+                (self.uid, digest),
+            )
+        )
+
+    def has_row(self, tx: Tx, table: str, key: Mapping[str, Any], *, own: bool) -> bool:
+        """Whether ``table`` has a row with these key column values (with ``own``: of this
+        user's rows only)."""
+        where = " AND ".join(f"{k} = ?" for k in key)
+        params: list[Any] = list(key.values())
+        if own:
+            where += " AND user_id = ?"
+            params.append(self.uid)
+        return bool(tx.execute(f"SELECT 1 AS x FROM {_table(table)} WHERE {where} LIMIT 1", params))
+
+    def id_taken(self, tx: Tx, table: str, row_id: object) -> bool:
+        return bool(tx.execute(f"SELECT 1 AS x FROM {_table(table)} WHERE id = ?", (row_id,)))
+
+    def insert(self, tx: Tx, table: str, row: Row) -> None:
+        """One row as given: its keys are the table's column names."""
+        cols = ", ".join(row)
+        tx.execute(
+            f"INSERT INTO {_table(table)}({cols}) VALUES ({marks(row)})", tuple(row.values())
+        )
+
+    def fill_profile(self, tx: Tx, src: Row) -> int:
+        """Fill this user's empty profile fields from ``src``; never overwrite what is there.
+        Returns 1 if the profile was created or changed, else 0."""
+        have = tx.execute(
+            "SELECT role, preferences, pinned_facts FROM identity_profile WHERE user_id = ?",
+            (self.uid,),
+        )
+        if not have:
+            tx.execute(
+                "INSERT INTO identity_profile(id, user_id, role, preferences, pinned_facts,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    self.uid,
+                    self.uid,
+                    *(src.get(f) for f in PROFILE_FIELDS),
+                    src.get("updated_at") or now_ts(),
+                ),
+            )
+            return 1
+        fill = {f: src.get(f) for f in PROFILE_FIELDS if not have[0][f] and src.get(f)}
+        if fill:
+            sets = ", ".join(f"{k} = ?" for k in fill)
+            tx.execute(
+                f"UPDATE identity_profile SET {sets} WHERE user_id = ?",
+                (*fill.values(), self.uid),
+            )
+        return 1 if fill else 0
