@@ -14,19 +14,22 @@ records which model the vector tables belong to, so a model change is detected.
 On PostgreSQL the tables are plain ``vec_<kind>(rowid, user_id, embedding vector(dim))``
 with an HNSW index (cosine) and a ``user_id`` index; the same in-memory mirror answers
 searches, and pgvector answers for a big partition not loaded yet.
+
+Every statement is :mod:`bigmind.storage.vectors`'s; this module keeps the partitions,
+the scan positions and the decisions.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bigmind.db import Backend, Row, Tx
-from bigmind.models import content_hash, now_ts
+from bigmind.models import content_hash
+from bigmind.storage.vectors import SELECTS, SEP, VectorTables, Written
 
 if TYPE_CHECKING:
     from bigmind.vecindex import Partition
@@ -50,12 +53,8 @@ def _chunk_text(r: Row) -> str:
     return str(r["content"]) + (f" ({r['flag_reason']})" if r.get("flag_reason") else "")
 
 
-CONTEXT_TURNS = 2  # earlier exchanges of the session embedded with a chunk's context vector
-_SEP = "\x1e"
-
-
 def _chunk_context_text(r: Row) -> str:
-    before = [t for t in str(r.get("before") or "").split(_SEP) if t]
+    before = [t for t in str(r.get("before") or "").split(SEP) if t]
     return "\n".join([*reversed(before), _chunk_text(r)])
 
 
@@ -83,88 +82,34 @@ def _global_text(r: Row) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Where one kind of memory lives and how its text for embedding is made."""
+    """One kind of memory: how its text for embedding is made (its rows are
+    :data:`bigmind.storage.vectors.SELECTS`')."""
 
     kind: str
-    select: str  # columns, FROM and joins; must yield ``item_id`` and ``owner``
     text: Callable[[Row], str]
     append_only: bool  # rows never change text: scanning by id high-water mark suffices
-    int_ids: bool
 
     @property
-    def key(self) -> str:
-        """The SQL expression of a row's id as stored in ``embeddings.item_id``."""
-        return "CAST(b.id AS TEXT)" if self.int_ids else "b.id"
+    def int_ids(self) -> bool:
+        return SELECTS[self.kind].int_ids
 
     @property
-    def base(self) -> str:
-        """The FROM part of ``select`` (the table ``b`` and its joins)."""
-        return self.select.rsplit(" FROM ", 1)[1]
+    def select(self) -> str:
+        """The statement reading this kind's rows (``item_id``, ``owner``, the text's columns)."""
+        return SELECTS[self.kind].sql
 
 
 SOURCES: dict[str, Source] = {
     s.kind: s
     for s in (
-        Source(
-            "fact",
-            "SELECT b.id AS item_id, b.user_id AS owner, b.category, b.fact FROM facts b",
-            _fact_text,
-            True,
-            True,
-        ),
-        Source(
-            "chunk",
-            "SELECT b.id AS item_id, b.user_id AS owner, b.content, b.flag_reason"
-            " FROM conversation_chunks b",
-            _chunk_text,
-            True,
-            True,
-        ),
-        # A second vector per chunk: the chunk read after the exchanges just before it, for
-        # replies whose meaning lives in the question they answer ("Yes, last Tuesday.").
-        Source(
-            "chunk_context",
-            "SELECT b.id AS item_id, b.user_id AS owner, b.content, b.flag_reason,"
-            f" (SELECT string_agg(p.content, '{_SEP}' ORDER BY p.seq DESC) FROM (SELECT content, seq FROM"
-            " conversation_chunks p WHERE p.session_id = b.session_id AND p.seq < b.seq"
-            f" ORDER BY p.seq DESC LIMIT {CONTEXT_TURNS}) p) AS before"
-            " FROM conversation_chunks b",
-            _chunk_context_text,
-            True,
-            True,
-        ),
-        Source(
-            "summary",
-            "SELECT b.id AS item_id, s.user_id AS owner, s.one_liner, s.topics, b.summary,"
-            " b.key_facts FROM session_summaries b JOIN sessions s ON s.id = b.id",
-            _summary_text,
-            False,
-            False,
-        ),
-        Source(
-            "hypothesis",
-            "SELECT b.id AS item_id, b.user_id AS owner, b.hypothesis, b.resolution"
-            " FROM hypotheses b",
-            _hypothesis_text,
-            False,
-            True,
-        ),
-        Source(
-            "person",
-            "SELECT b.id AS item_id, '' AS owner, b.username, b.display_name, b.role, b.team,"
-            " b.expertise, b.notes FROM people b",
-            _person_text,
-            False,
-            True,
-        ),
-        Source(
-            "global",
-            "SELECT b.id AS item_id, '' AS owner, b.category, b.title, b.content"
-            " FROM global_knowledge b",
-            _global_text,
-            False,
-            True,
-        ),
+        Source("fact", _fact_text, True),
+        Source("chunk", _chunk_text, True),
+        # A second vector per chunk: the chunk read after the exchanges just before it.
+        Source("chunk_context", _chunk_context_text, True),
+        Source("summary", _summary_text, False),
+        Source("hypothesis", _hypothesis_text, False),
+        Source("person", _person_text, False),
+        Source("global", _global_text, False),
     )
 }
 KINDS = tuple(k for k in SOURCES if k != "chunk_context")  # what recall can be asked for
@@ -198,18 +143,13 @@ class Freshness:
     top: int
 
 
-def table(kind: str) -> str:
-    if kind not in SOURCES:
-        raise ValueError(f"unknown memory kind {kind!r}")
-    return f"vec_{kind}"
-
-
 class VectorStore:
     """Vector tables of one database: state, writes, backlog and nearest-neighbour search."""
 
     def __init__(self, db: Backend) -> None:
         self.db = db
         self.pg = db.dialect == "postgresql"
+        self.tables = VectorTables(db)
         self._high_water: dict[str, int] = {}
         self._parts: dict[tuple[str, str], Partition] = {}
         self._loading: set[tuple[str, str]] = set()
@@ -222,79 +162,38 @@ class VectorStore:
     # -- model state ---------------------------------------------------------------------
     def freshness(self) -> Freshness:
         """The model, the generations and the highest rowid, in one statement."""
-        rows = self.db.query(
-            "SELECT key, value FROM embedding_state UNION ALL"
-            " SELECT 'top', CAST(coalesce(max(id), 0) AS TEXT) FROM embeddings"
-        )
-        state = {str(r["key"]): str(r["value"]) for r in rows}
+        state = self.tables.freshness()
         model = (state["model"], int(state["dim"])) if "model" in state else None
         gens = {k.split(":", 1)[1]: v for k, v in state.items() if k.startswith("generation:")}
         return Freshness(model, gens, int(state.get("top", 0)))
 
     def model(self) -> tuple[str, int] | None:
         """The (model id, dimension) the vector tables hold, or None before the first vector."""
-        rows = self.db.query("SELECT key, value FROM embedding_state")
-        state = {r["key"]: r["value"] for r in rows}
+        state = self.tables.state()
         if "model" not in state:
             return None
-        return str(state["model"]), int(state["dim"])
+        return state["model"], int(state["dim"])
 
     def adopt(self, model_id: str, dim: int) -> None:
         """Make the vector tables belong to this model (creating them; dropping any others)."""
-        with self.db.transaction() as tx:
-            self._drop(tx)
-            for kind in SOURCES:
-                tx.script(self.table_ddl(kind, dim))
-            tx.execute(
-                "INSERT INTO embedding_state(key, value) VALUES ('model', ?), ('dim', ?)",
-                (model_id, str(dim)),
-            )
-        self._high_water.clear()
-        with self._lock:
-            self._parts.clear()
+        self.tables.adopt(model_id, dim)
+        self._forget_partitions()
 
     def table_ddl(self, kind: str, dim: int) -> str:
         """The DDL of the vector table for ``kind`` (migrate-db rebuilds indexes with it)."""
-        t = table(kind)
-        if self.pg:
-            return (
-                f"CREATE TABLE IF NOT EXISTS {t} (rowid BIGINT PRIMARY KEY,"
-                f" user_id TEXT NOT NULL, embedding vector({dim}) NOT NULL);"
-                f" CREATE INDEX IF NOT EXISTS {t}_user ON {t} (user_id, rowid);"
-                f" CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops)"
-            )
-        return (
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {t} USING vec0("
-            f"user_id text partition key, embedding float[{dim}] distance_metric=cosine,"
-            f" embedding_bin bit[{dim}])"
-        )
-
-    def _drop(self, tx: Tx) -> None:
-        for kind in SOURCES:
-            tx.script(f"DROP TABLE IF EXISTS {table(kind)}")
-        tx.execute("DELETE FROM embeddings")
-        tx.execute("DELETE FROM embedding_state")
+        return self.tables.table_ddl(kind, dim)
 
     # -- backlog -------------------------------------------------------------------------
     def pending(self, kind: str, limit: int) -> list[Pending]:
         """Up to ``limit`` memories of ``kind`` without a current vector."""
-        src = SOURCES[kind]
-        if src.append_only:
+        if SOURCES[kind].append_only:
             # Ids only grow and texts never change: resume after the last id handed out.
-            rows = self.db.query(
-                f"{src.select} WHERE b.id > ? AND NOT EXISTS (SELECT 1 FROM embeddings e"
-                f" WHERE e.kind = ? AND e.item_id = CAST(b.id AS TEXT)) ORDER BY b.id LIMIT ?",
-                (self._high_water.get(kind, 0), kind, limit),
-            )
+            rows = self.tables.unembedded(kind, self._high_water.get(kind, 0), limit)
             if rows:
                 self._high_water[kind] = int(rows[-1]["item_id"])
             return [self._pending(kind, r) for r in rows]
-        select = src.select.replace("SELECT ", "SELECT e.content_hash AS _h, ", 1)
-        rows = self.db.query(
-            f"{select} LEFT JOIN embeddings e ON e.kind = ? AND e.item_id = {src.key}", (kind,)
-        )
         out = []
-        for r in rows:
+        for r in self.tables.with_hashes(kind):
             p = self._pending(kind, r)
             if r["_h"] != p.digest:
                 out.append(p)
@@ -313,19 +212,10 @@ class VectorStore:
 
     def backlog(self) -> dict[str, int]:
         """How many memories of each kind have no vector (stale texts not counted)."""
-        out = {}
-        for kind, src in SOURCES.items():
-            n = self.db.query(
-                f"SELECT count(*) AS n FROM {src.base} WHERE NOT EXISTS (SELECT 1 FROM"
-                f" embeddings e WHERE e.kind = ? AND e.item_id = {src.key})",
-                (kind,),
-            )[0]["n"]
-            out[kind] = int(n)
-        return out
+        return self.tables.backlog()
 
     def count(self) -> dict[str, int]:
-        rows = self.db.query("SELECT kind, count(*) AS n FROM embeddings GROUP BY kind")
-        return {r["kind"]: int(r["n"]) for r in rows}
+        return self.tables.count()
 
     # -- writes --------------------------------------------------------------------------
     def write(self, items: Sequence[Pending], vectors: Any, model_id: str) -> int:
@@ -336,60 +226,21 @@ class VectorStore:
         """
         if not items:
             return 0
-        dim = int(vectors.shape[1])
-        ts = now_ts()
-        added: dict[tuple[str, str], list[tuple[int, int]]] = {}  # (kind, owner) → (rowid, row)
-        with self.db.transaction() as tx:
-            before = int(tx.execute("SELECT coalesce(max(id), 0) AS m FROM embeddings")[0]["m"])
-            replaced = set()
-            for row, (p, vec) in enumerate(zip(items, vectors, strict=True)):
-                blob = vec.astype("float32").tobytes()
-                old = tx.execute(
-                    "SELECT id FROM embeddings WHERE kind = ? AND item_id = ?", (p.kind, p.item_id)
-                )
-                if old:
-                    tx.execute(f"DELETE FROM {table(p.kind)} WHERE rowid = ?", (old[0]["id"],))
-                    tx.execute("DELETE FROM embeddings WHERE id = ?", (old[0]["id"],))
-                    replaced.add(p.kind)
-                rid = tx.execute(
-                    "INSERT INTO embeddings(kind, item_id, user_id, model, dim, content_hash,"
-                    " embedded_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                    (p.kind, p.item_id, p.owner, model_id, dim, p.digest, ts),
-                )[0]["id"]
-                if self.pg:
-                    tx.execute(
-                        f"INSERT INTO {table(p.kind)}(rowid, user_id, embedding) VALUES (?, ?, ?)",
-                        (rid, p.owner, vec.astype("float32")),
-                    )
-                else:
-                    tx.execute(
-                        f"INSERT INTO {table(p.kind)}(rowid, user_id, embedding, embedding_bin)"
-                        " VALUES (?, ?, ?, vec_quantize_binary(?))",
-                        (rid, p.owner, blob, blob),
-                    )
-                added.setdefault((p.kind, p.owner), []).append((int(rid), row))
-            for kind in replaced:
-                _bump_generation(tx, kind)
-        self._advance(before, added, replaced, vectors, [p.item_id for p in items])
+        written = self.tables.write(items, vectors, model_id)
+        self._advance(written, vectors, [p.item_id for p in items])
         return len(items)
 
-    def _advance(
-        self,
-        before: int,
-        added: dict[tuple[str, str], list[tuple[int, int]]],
-        replaced: set[str],
-        vectors: Any,
-        items: list[str],
-    ) -> None:
-        """After this process wrote vectors (rowids past ``before``): partitions that were
-        current then take their new rows directly and stay current, with no query. One that
-        was behind already catches up from the table at its next search."""
+    def _advance(self, written: Written, vectors: Any, items: list[str]) -> None:
+        """After this process wrote vectors (rowids past ``written.before``): partitions that
+        were current then take their new rows directly and stay current, with no query. One
+        that was behind already catches up from the table at its next search."""
         import numpy as np
 
+        before, added = written.before, written.added
         after = max((rid for rows in added.values() for rid, _ in rows), default=before)
         with self._lock:
             for (kind, owner), part in self._parts.items():
-                if part.seen_top != before or kind in replaced:
+                if part.seen_top != before or kind in written.replaced:
                     continue  # behind, or about to be reloaded (its generation changed)
                 rows = added.get((kind, owner))
                 if rows:
@@ -412,29 +263,12 @@ class VectorStore:
         found = self._sql_knn(kind, owner, query.astype("float32"), k)
         if not found:
             return []
-        marks = ",".join("?" * len(found))
-        mapped = self.db.query(
-            f"SELECT id, item_id FROM embeddings WHERE id IN ({marks})", [r for r, _ in found]
-        )
-        by_rid = {int(m["id"]): str(m["item_id"]) for m in mapped}
+        by_rid = self.tables.item_ids([r for r, _ in found])
         return [Neighbour(by_rid[rid], sim) for rid, sim in found if rid in by_rid]
 
     def _sql_knn(self, kind: str, owner: str, vector: Any, k: int) -> list[tuple[int, float]]:
-        """(rowid, similarity) of the ``k`` nearest: exact in sqlite-vec; pgvector's HNSW
-        index (ORDER BY the distance expression itself, so the index is used)."""
-        if self.pg:
-            rows = self.db.query(
-                f"SELECT rowid AS rid, embedding <=> ? AS d FROM {table(kind)} WHERE user_id = ?"
-                " ORDER BY embedding <=> ? LIMIT ?",
-                (vector, owner, vector, k),
-            )
-        else:
-            rows = self.db.query(
-                f"SELECT rowid AS rid, distance AS d FROM {table(kind)} WHERE embedding MATCH ?"
-                " AND k = ? AND user_id = ?",
-                (vector.tobytes(), k, owner),
-            )
-        return [(int(r["rid"]), 1.0 - float(r["d"])) for r in rows]
+        """(rowid, similarity) of the ``k`` nearest, from sqlite-vec or pgvector."""
+        return self.tables.nearest(kind, owner, vector, k)
 
     def warm(self, owners: Iterable[str]) -> int:
         """Load every partition of these owners into memory (background start-up)."""
@@ -462,14 +296,17 @@ class VectorStore:
                 and self._catch_up(part, kind, owner, fresh.top)
             ):
                 return part
-        if not load_big and self._count(kind, owner) > LOAD_ON_DEMAND_MAX:
+        if (
+            not load_big
+            and self.tables.partition_size(kind, owner, LOAD_ON_DEMAND_MAX + 1) > LOAD_ON_DEMAND_MAX
+        ):
             self._load_later(kind, owner)  # meanwhile exact SQL KNN answers
             return None
         # Load without holding the lock: searches of other partitions go on meanwhile.
         part = self._load(kind, owner, state[1], gen)
         with self._lock:
             self._parts[key] = part
-            self._catch_up(part, kind, owner, self._top())  # rows written while it loaded
+            self._catch_up(part, kind, owner, self.tables.top())  # rows written while it loaded
         return part
 
     def _load_later(self, kind: str, owner: str) -> None:
@@ -493,43 +330,30 @@ class VectorStore:
         threading.Thread(target=run, name="bigmind-vector-load", daemon=True).start()
 
     def _load(self, kind: str, owner: str, dim: int, gen: str) -> Partition:
-        """Read a partition from its vec0 table in blocks, on a connection of its own (a long
-        read there never holds up this connection's searches and writes)."""
+        """Read a partition from its vector table in blocks, on a connection of its own (a
+        long read there never holds up this connection's searches and writes)."""
         import numpy as np
 
         from bigmind.vecindex import Partition
 
-        int_items = SOURCES[kind].int_ids
-        part = Partition(dim, gen, int_items=int_items)
-        part.seen_top = self._top()
-        reader = self.db.reader()
-        try:
+        part = Partition(dim, gen, int_items=SOURCES[kind].int_ids)
+        part.seen_top = self.tables.top()
+        with self.tables.reader() as reader:
             # Which memory each vector encodes (a vector without a row there is never found).
             map_ids: list[int] = []
             map_items: list[str] = []
-            for block in reader.stream(
-                "SELECT id, item_id FROM embeddings WHERE kind = ? AND user_id = ? ORDER BY id",
-                (kind, owner),
-                10_000,
-            ):
+            for block in reader.stream_items(kind, owner):
                 map_ids += (int(r[0]) for r in block)
                 map_items += (str(r[1]) for r in block)
             known = np.array(map_ids, dtype=np.int64)
             items = _items(kind, map_items)
-            for block in reader.stream(
-                f"SELECT rowid, embedding FROM {table(kind)} WHERE user_id = ?", (owner,), 10_000
-            ):
+            for block in reader.stream_vectors(kind, owner):
                 ids = np.fromiter((r[0] for r in block), dtype=np.int64, count=len(block))
                 vecs = np.frombuffer(b"".join(_blob(r[1]) for r in block), dtype=np.float32)
                 at = np.minimum(np.searchsorted(known, ids), max(len(known) - 1, 0))
                 ok = known[at] == ids if len(known) else np.zeros(len(ids), dtype=bool)
                 part.add(ids[ok], vecs.reshape(len(block), dim)[ok], items[at[ok]])
-        finally:
-            reader.close()
         return part
-
-    def _top(self) -> int:
-        return int(self.db.query("SELECT coalesce(max(id), 0) AS m FROM embeddings")[0]["m"])
 
     def _catch_up(self, part: Partition, kind: str, owner: str, top: int) -> bool:
         """Add rows other processes wrote (``top``: the table's highest rowid now); False if
@@ -538,21 +362,12 @@ class VectorStore:
 
         if top == part.seen_top:
             return True  # nothing was written anywhere since the last look
-        new = self.db.query(
-            "SELECT id, item_id FROM embeddings WHERE kind = ? AND user_id = ? AND id > ?"
-            f" ORDER BY id LIMIT {CATCH_UP_MAX + 1}",
-            (kind, owner, part.max_rowid),
-        )
+        new = self.tables.items_after(kind, owner, part.max_rowid, CATCH_UP_MAX + 1)
         if len(new) > CATCH_UP_MAX:
             return False
         item_of = {int(r["id"]): str(r["item_id"]) for r in new}
         for start in range(0, len(new), 500):
-            ids = [int(r["id"]) for r in new[start : start + 500]]
-            rows = self.db.query(
-                f"SELECT rowid AS rid, embedding AS v FROM {table(kind)}"
-                f" WHERE rowid IN ({','.join('?' * len(ids))})",
-                ids,
-            )
+            rows = self.tables.vectors(kind, [int(r["id"]) for r in new[start : start + 500]])
             rows.sort(key=lambda r: r["rid"])
             if rows:
                 vecs = np.frombuffer(b"".join(_blob(r["v"]) for r in rows), dtype=np.float32)
@@ -564,55 +379,24 @@ class VectorStore:
         part.seen_top = top
         return True
 
-    def _count(self, kind: str, owner: str) -> int:
-        """Vectors in the partition, counted up to LOAD_ON_DEMAND_MAX + 1 (all a caller asks)."""
-        return int(
-            self.db.query(
-                "SELECT count(*) AS n FROM (SELECT 1 FROM embeddings WHERE kind = ?"
-                " AND user_id = ? LIMIT ?) AS e",
-                (kind, owner, LOAD_ON_DEMAND_MAX + 1),
-            )[0]["n"]
-        )
-
     def similarity(self, kind: str, item_ids: Iterable[str], query: Any) -> dict[str, float]:
         """Exact cosine similarity of ``query`` to the stored vectors of these memories."""
         ids = list(item_ids)
         if not ids:
             return {}
-        marks = ",".join("?" * len(ids))
-        distance = "v.embedding <=> ?" if self.pg else "vec_distance_cosine(v.embedding, ?)"
-        vector = query.astype("float32")
-        rows = self.db.query(
-            f"SELECT e.item_id, {distance} AS d FROM embeddings e"
-            f" JOIN {table(kind)} v ON v.rowid = e.id WHERE e.kind = ? AND e.item_id IN ({marks})",
-            (vector if self.pg else vector.tobytes(), kind, *ids),
-        )
-        return {str(r["item_id"]): 1.0 - float(r["d"]) for r in rows}
+        return self.tables.similarity(kind, ids, query.astype("float32"))
 
     @staticmethod
     def forget(tx: Tx, kind: str, item_ids: Sequence[object]) -> None:
         """Delete the vectors of memories that were deleted (inside the deleting transaction)."""
-        if not item_ids:
-            return
-        t = table(kind)
-        for start in range(0, len(item_ids), 500):
-            part = [str(i) for i in item_ids[start : start + 500]]
-            marks = ",".join("?" * len(part))
-            gone = tx.execute(
-                f"DELETE FROM embeddings WHERE kind = ? AND item_id IN ({marks}) RETURNING id",
-                (kind, *part),
-            )
-            if gone and tx.table_exists(t):
-                rids = [g["id"] for g in gone]
-                tx.execute(
-                    f"DELETE FROM {t} WHERE rowid IN ({','.join('?' * len(rids))})", tuple(rids)
-                )
-                _bump_generation(tx, kind)
+        VectorTables.forget(tx, kind, item_ids)
 
     def drop_all(self) -> None:
         """Forget every vector and the model they belong to (before a reindex)."""
-        with self.db.transaction() as tx:
-            self._drop(tx)
+        self.tables.drop_all()
+        self._forget_partitions()
+
+    def _forget_partitions(self) -> None:
         self._high_water.clear()
         with self._lock:
             self._parts.clear()
@@ -636,12 +420,3 @@ def _items(kind: str, items: Sequence[str]) -> Any:
     if SOURCES[kind].int_ids:
         return np.array([int(i) for i in items], dtype=np.int64)
     return np.array(items, dtype=object)
-
-
-def _bump_generation(tx: Tx, kind: str) -> None:
-    """Vectors of ``kind`` were replaced or deleted: in-memory copies must be reloaded."""
-    tx.execute(
-        "INSERT INTO embedding_state(key, value) VALUES (?, ?)"
-        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (f"generation:{kind}", uuid.uuid4().hex),
-    )

@@ -16,7 +16,6 @@ NOT_YET = {
     "doctor.py",
     "semantic.py",
     "store.py",
-    "vectors.py",
     "webdata.py",
 }
 TABLES = (
