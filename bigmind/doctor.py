@@ -426,18 +426,19 @@ def _without_schema(backend: AnyBackend, where: str) -> Check:
 
 
 def _user_counts(backend: AnyBackend, username: str) -> str:
-    user = backend.query("SELECT id FROM users WHERE username = ?", (username,))
-    if not user:
+    from bigmind.storage.facts import Facts
+    from bigmind.storage.sessions import Sessions
+    from bigmind.storage.users import Users
+
+    user = Users(backend, "").by_name(username)
+    if user is None:
         return f"user {username} not registered yet"
-    uid = (user[0]["id"],)
-    facts = backend.query(
-        "SELECT count(*) AS n FROM facts WHERE user_id = ? AND deprecated = 0", uid
-    )[0]["n"]
-    sessions = backend.query(
-        "SELECT count(*) AS n, count(*) - count(ended_at) AS open FROM sessions WHERE user_id = ?",
-        uid,
-    )[0]
-    return f"user {username}: facts {facts}, sessions {sessions['n']} ({sessions['open']} open)"
+    facts = Facts(backend, user.id).count("active")
+    sessions = Sessions(backend, user.id).counts()
+    return (
+        f"user {username}: facts {facts}, sessions {sessions['sessions']}"
+        f" ({sessions['open_sessions']} open)"
+    )
 
 
 # -- embedder -------------------------------------------------------------------------------

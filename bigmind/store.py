@@ -38,8 +38,11 @@ from bigmind.models import (
 )
 from bigmind.storage.chunks import Chunks
 from bigmind.storage.facts import Facts, fact_from_row
+from bigmind.storage.hypotheses import Hypotheses
+from bigmind.storage.knowledge import Knowledge
 from bigmind.storage.profile import Profiles
 from bigmind.storage.sessions import TOPIC_MATCH, Sessions, session_from_row, topic_pattern
+from bigmind.storage.users import Users
 from bigmind.textsearch import TextSearch
 
 # Re-exported for the modules that read them from here.
@@ -92,27 +95,11 @@ class Store:
     # -- users -------------------------------------------------------------------------------
     def _ensure_user(self, username: str) -> User:
         username = check_text("username", username, limits.NAME)
+        # The personal-mode owner administers their memory; in team and enterprise modes a
+        # new user is a member until `bigmind user set-role` says otherwise.
+        role = "admin" if self.mode == "personal" else "member"
         with self.db.transaction() as tx:
-            rows = tx.execute("SELECT * FROM users WHERE username = ?", (username,))
-            if not rows:
-                # The personal-mode owner administers their memory; in team and enterprise
-                # modes a new user is a member until `bigmind user set-role` says otherwise.
-                role = "admin" if self.mode == "personal" else "member"
-                tx.execute(
-                    "INSERT INTO users(id, username, role, created_at, last_seen)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (new_id(), username, role, now_ts(), now_ts()),
-                )
-            else:
-                tx.execute(
-                    "UPDATE users SET last_seen = ? WHERE username = ?", (now_ts(), username)
-                )
-            row = tx.execute(
-                "SELECT id, username, display_name, role, created_at, last_seen"
-                " FROM users WHERE username = ?",
-                (username,),
-            )[0]
-        return User(**row)
+            return Users(self.db, "").ensure(tx, username, role, now_ts())
 
     @property
     def uid(self) -> str:
@@ -382,15 +369,11 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         """Row counts of this user's memory per kind."""
-        q = self.db.query
-        u = (self.uid,)
         return {
             **self.sessions.counts(),
             "facts": self.facts.count("active"),
             "deprecated_facts": self.facts.count("deprecated"),
             "chunks": self.chunks.count(),
-            "hypotheses": q("SELECT count(*) AS n FROM hypotheses WHERE user_id = ?", u)[0]["n"],
-            "global_approved": q(
-                "SELECT count(*) AS n FROM global_knowledge WHERE status = 'approved'"
-            )[0]["n"],
+            "hypotheses": Hypotheses(self.db, self.uid).count(),
+            "global_approved": Knowledge(self.db, self.uid).count("approved"),
         }

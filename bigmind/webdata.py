@@ -2,9 +2,8 @@
 
 Plain functions over a :class:`~bigmind.store.Store`, returning frozen records the web layer
 renders as they are. Private rows are read with the store's own rule (``user_id`` is the
-configured user), counts and day buckets are grouped in SQL, and every statement is the
-portable ``?``-placeholder SQL the PostgreSQL backend translates. Timestamps are stored as
-UTC text, so a day is ``substr(ts, 1, 10)`` on both databases.
+configured user), counts and day buckets are grouped in SQL by the data layer's named
+queries (:mod:`bigmind.storage`).
 """
 
 from __future__ import annotations
@@ -23,25 +22,24 @@ from bigmind.globalkb import GlobalEntry
 from bigmind.journal import Hypothesis
 from bigmind.limits import RESULTS
 from bigmind.models import (
-    FACT_COLUMNS,
-    SESSION_COLUMNS,
     Chunk,
     Fact,
     Profile,
     Session,
     Summary,
     User,
-    column_list,
     day_of,
 )
 from bigmind.people import Person
 from bigmind.recall import Recall
+from bigmind.storage.hypotheses import Hypotheses
+from bigmind.storage.knowledge import Knowledge
+from bigmind.storage.people import People
+from bigmind.storage.savings import Savings
+from bigmind.storage.users import Users
 from bigmind.store import (
-    TOPIC_MATCH,
     Store,
     fact_from_row,
-    session_from_row,
-    topic_pattern,
 )
 
 T = TypeVar("T")
@@ -140,18 +138,9 @@ def _today(today: date | None) -> date:
     return today or datetime.now(UTC).date()
 
 
-def _count(store: Store, sql: str, params: tuple[object, ...] = ()) -> int:
-    return int(store.db.query(sql, params)[0]["n"] or 0)
-
-
 def _session_days(store: Store) -> Counter[date]:
     """Sessions started per UTC day (days with none are absent), grouped in SQL."""
-    rows = store.db.query(
-        "SELECT substr(started_at, 1, 10) AS day, count(*) AS n FROM sessions WHERE user_id = ?"
-        " GROUP BY substr(started_at, 1, 10)",
-        (store.uid,),
-    )
-    return Counter({date.fromisoformat(r["day"]): int(r["n"]) for r in rows})
+    return Counter({date.fromisoformat(d): n for d, n in store.sessions.per_day().items()})
 
 
 def streak_of(days: set[date] | Counter[date], today: date) -> Streak:
@@ -172,11 +161,7 @@ def streak_of(days: set[date] | Counter[date], today: date) -> Streak:
 
 
 def _tokens_saved(store: Store) -> int:
-    return _count(
-        store,
-        "SELECT coalesce(sum(tokens_saved), 0) AS n FROM token_saves WHERE user_id = ?",
-        (store.uid,),
-    )
+    return Savings(store.db, store.uid).total()
 
 
 def _progress(n: int, goal: int, unit: str) -> str:
@@ -186,11 +171,7 @@ def _progress(n: int, goal: int, unit: str) -> str:
 def _badges(
     store: Store, user: User, counts: dict[str, int], first: str | None, streak: Streak, saved: int
 ) -> list[Badge]:
-    confirmed = _count(
-        store,
-        "SELECT count(*) AS n FROM hypotheses WHERE user_id = ? AND status = 'confirmed'",
-        (store.uid,),
-    )
+    confirmed = Hypotheses(store.db, store.uid).count_by_status().get("confirmed", 0)
     n = counts["sessions"]
     goals = (
         ("sessions_100", "100 sessions", n, 100, "sessions"),
@@ -214,17 +195,11 @@ def profile(store: Store, today: date | None = None) -> ProfileView:
     user = globalkb.caller(store)  # the role as the database holds it now
     prof = store.get_profile()
     counts = store.counts()
-    u = (store.uid,)
-    first = store.db.query("SELECT min(started_at) AS first FROM sessions WHERE user_id = ?", u)
-    first_day = day_of(first[0]["first"]) or None
+    first_day = day_of(store.sessions.span()[0]) or None
     act = activity(store, day)  # the heatmap, and the streak and savings it already counts
     streak, saved = act.streak, act.total_saved
-    flagged = _count(
-        store,
-        "SELECT count(*) AS n FROM conversation_chunks WHERE user_id = ? AND flag_reason IS NOT NULL",
-        u,
-    )
-    known = _count(store, "SELECT count(*) AS n FROM people")
+    flagged = store.chunks.count(flagged=True)
+    known = People(store.db, store.uid).count()
     fields_set = sum(bool(v) for v in (prof.role, prof.preferences, prof.pinned_facts))
     tiers = [
         Tier("G", "Company knowledge (approved)", counts["global_approved"]),
@@ -287,13 +262,10 @@ def activity(store: Store, today: date | None = None) -> Activity:
     every = _session_days(store)  # one grouping serves the window and the streak
     days = {d: n for d, n in every.items() if start <= d <= end}
     mondays = _mondays(end)
-    rows = store.db.query(
-        "SELECT substr(created_at, 1, 10) AS day, sum(tokens_saved) AS n FROM token_saves"
-        " WHERE user_id = ? AND created_at >= ? AND created_at < ?"
-        " GROUP BY substr(created_at, 1, 10)",
-        (store.uid, mondays[0].isoformat(), (end + timedelta(days=1)).isoformat()),
+    per_day = Savings(store.db, store.uid).per_day(
+        mondays[0].isoformat(), (end + timedelta(days=1)).isoformat()
     )
-    saved = {date.fromisoformat(r["day"]): int(r["n"] or 0) for r in rows}
+    saved = {date.fromisoformat(d): n for d, n in per_day.items()}
     return Activity(
         end=end,
         days=dict(sorted(days.items())),
@@ -319,24 +291,11 @@ def _ranked(counts: Counter[str]) -> list[tuple[str, int]]:
 
 def topics(store: Store) -> Topics:
     """Session topics (grouped in SQL per distinct tag list, split here) and fact categories."""
-    rows = store.db.query(
-        "SELECT topics, count(*) AS n FROM sessions WHERE user_id = ? AND topics IS NOT NULL"
-        " GROUP BY topics",
-        (store.uid,),
-    )
     tags: Counter[str] = Counter()
-    for r in rows:
-        for tag in {t.strip().lower() for t in str(r["topics"]).split(",")} - {""}:
-            tags[tag] += int(r["n"])
-    cats = store.db.query(
-        "SELECT category, count(*) AS n FROM facts WHERE user_id = ? AND deprecated = 0"
-        " GROUP BY category",
-        (store.uid,),
-    )
-    return Topics(
-        _ranked(tags)[:TOP_TOPICS],
-        _ranked(Counter({str(r["category"]): int(r["n"]) for r in cats})),
-    )
+    for topic_list, n in store.sessions.topic_lists():
+        for tag in {t.strip().lower() for t in topic_list.split(",")} - {""}:
+            tags[tag] += n
+    return Topics(_ranked(tags)[:TOP_TOPICS], _ranked(Counter(store.facts.per_category())))
 
 
 # -- sessions ------------------------------------------------------------------------------------
@@ -345,17 +304,9 @@ def sessions(
 ) -> Page[Session]:
     """The user's sessions, newest first; ``topic`` matches one tag of the list, any case."""
     n = _per_page(per_page)
-    where, args = "user_id = ?", [store.uid]
-    if topic and topic.strip():
-        where += f" AND {TOPIC_MATCH}"
-        args.append(topic_pattern(topic))
-    total = _count(store, f"SELECT count(*) AS n FROM sessions WHERE {where}", tuple(args))
-    rows = store.db.query(
-        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {where}"
-        " ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?",
-        (*args, n, _offset(page, n)),
-    )
-    return Page([session_from_row(r) for r in rows], page_number(page), n, total)
+    total = store.sessions.count(topic)
+    rows = store.sessions.page(n, _offset(page, n), topic)
+    return Page(rows, page_number(page), n, total)
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,30 +318,12 @@ class SessionDetail:
     hypotheses: list[Hypothesis]
 
 
-_HYPOTHESIS_COLUMNS = column_list(Hypothesis)
-
-
-def _hypothesis(row: Row) -> Hypothesis:
-    conf = row.get("confidence")
-    return Hypothesis(**(row | {"confidence": 0.7 if conf is None else float(conf)}))
-
-
 def session_detail(store: Store, session_id: str) -> SessionDetail:
     """One session with what was written in it. NotFound for unknown or others' ids."""
     s, summary, chunks = store.session_detail(session_id)
-    facts = store.db.query(
-        f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND f.source_session = ?"
-        " ORDER BY f.created_at DESC, f.id DESC LIMIT 100",
-        (store.uid, s.id),
-    )
-    hyps = store.db.query(
-        f"SELECT {_HYPOTHESIS_COLUMNS} FROM hypotheses WHERE user_id = ? AND session_id = ?"
-        " ORDER BY created_at DESC, id DESC",
-        (store.uid, s.id),
-    )
-    return SessionDetail(
-        s, summary, chunks, [fact_from_row(r) for r in facts], [_hypothesis(r) for r in hyps]
-    )
+    facts = store.facts.of_session(s.id, 100)
+    hyps = Hypotheses(store.db, store.uid).in_session(s.id)
+    return SessionDetail(s, summary, chunks, facts, hyps)
 
 
 # -- facts ---------------------------------------------------------------------------------------
@@ -409,12 +342,6 @@ class FactsView:
     status: str
     categories: list[tuple[str, int]]  # the user's categories (any status) with counts
     note: str
-
-
-_FACT_ROW = (
-    f"SELECT {FACT_COLUMNS}, s.id AS session_ref, s.one_liner AS session_one_liner"
-    " FROM facts f LEFT JOIN sessions s ON s.id = f.source_session"
-)
 
 
 def _fact_row(r: Row, why: str | None = None) -> FactRow:
@@ -443,41 +370,17 @@ def facts(
     n = _per_page(per_page)
     q = (query or "").strip()
     cat = (category or "").strip().lower() or None
-    cats = store.db.query(
-        "SELECT category, count(*) AS n FROM facts WHERE user_id = ? GROUP BY category",
-        (store.uid,),
-    )
-    categories = _ranked(Counter({str(r["category"]): int(r["n"]) for r in cats}))
+    categories = _ranked(Counter(store.facts.per_category("all")))
     if not q:
-        where, args = ["user_id = ?"], list[object]([store.uid])
-        if status != "all":
-            where.append("deprecated = ?")
-            args.append(1 if status == "deprecated" else 0)
-        if cat:
-            where.append("category = ?")
-            args.append(cat)
-        cond = " AND ".join(where)
-        total = _count(store, f"SELECT count(*) AS n FROM facts WHERE {cond}", tuple(args))
-        # Newest first. The page's ids come from the index alone (idx_facts_user_state), so a
-        # deep page skips index entries, not joined rows.
-        rows = store.db.query(
-            f"{_FACT_ROW} WHERE f.id IN (SELECT id FROM facts WHERE {cond}"
-            " ORDER BY id DESC LIMIT ? OFFSET ?) ORDER BY f.id DESC",
-            (*args, n, _offset(page, n)),
-        )
+        total = store.facts.count(status, cat)
+        rows = store.facts.page_with_sessions(status, cat, n, _offset(page, n))
         items = [_fact_row(r) for r in rows]
         return FactsView(Page(items, page_number(page), n, total), "", cat, status, categories, "")
     found = (recall or Recall(store, None)).search(
         q, limit=SEARCH_POOL, kinds=["fact"], include_deprecated=status != "active"
     )
     ids = [int(h.id) for h in found.hits]
-    loaded: dict[int, Row] = {}
-    if ids:
-        marks = ",".join("?" * len(ids))
-        for r in store.db.query(
-            f"{_FACT_ROW} WHERE f.id IN ({marks}) AND +f.user_id = ?", (*ids, store.uid)
-        ):
-            loaded[int(r["id"])] = r
+    loaded = {int(r["id"]): r for r in store.facts.with_sessions(ids)}
     matched = []
     for h in found.hits:
         row = loaded.get(int(h.id))
@@ -507,11 +410,7 @@ class HypothesesView:
 
 def hypotheses(store: Store, per_column: int = 50) -> HypothesesView:
     """The journal as a board: one column per status, with the full count of each."""
-    rows = store.db.query(
-        "SELECT status, count(*) AS n FROM hypotheses WHERE user_id = ? GROUP BY status",
-        (store.uid,),
-    )
-    have = {str(r["status"]): int(r["n"]) for r in rows}
+    have = Hypotheses(store.db, store.uid).count_by_status()
     totals = {st: have.get(st, 0) for st in journal.STATUSES}
     columns = {
         st: journal.list_(store, st, per_column) if totals[st] else [] for st in journal.STATUSES
@@ -544,30 +443,15 @@ def directory(store: Store, today: date | None = None) -> list[Member]:
     if store.mode == "personal":
         return []
     since = (_today(today) - timedelta(days=29)).isoformat()
-    per_session = {
-        r["user_id"]: r
-        for r in store.db.query(
-            "SELECT user_id, count(*) AS n,"
-            " sum(CASE WHEN started_at >= ? THEN 1 ELSE 0 END) AS recent,"
-            " max(started_at) AS last FROM sessions GROUP BY user_id",
-            (since,),
-        )
-    }
-    per_fact = {
-        r["user_id"]: int(r["n"])
-        for r in store.db.query(
-            "SELECT user_id, count(*) AS n FROM facts WHERE deprecated = 0 GROUP BY user_id"
-        )
-    }
+    per_session = store.sessions.per_user(since)
+    per_fact = store.facts.active_per_user()
     members = []
-    for u in store.db.query("SELECT id, username, display_name, role, last_seen FROM users"):
-        s = per_session.get(u["id"], {})
+    for u in Users(store.db, store.uid).all():
+        s = per_session.get(u.id, {})
         last = day_of(s.get("last")) or None
-        counts = (int(s.get("n") or 0), int(s.get("recent") or 0), per_fact.get(u["id"], 0))
-        role = u["role"] or "member"
-        members.append(
-            Member(u["username"], u["display_name"], role, u["last_seen"], *counts, last)
-        )
+        counts = (int(s.get("n") or 0), int(s.get("recent") or 0), per_fact.get(u.id, 0))
+        role = u.role or "member"
+        members.append(Member(u.username, u.display_name, role, u.last_seen, *counts, last))
     members.sort(key=lambda m: m.username)
     members.sort(key=lambda m: m.last_seen or "", reverse=True)
     return members
@@ -588,11 +472,7 @@ def global_view(
     """Tier G: approved entries page by page, and the pending ones the user may see."""
     n = _per_page(per_page)
     cat = globalkb.check_category(category) if category and category.strip() else None
-    where, args = "status = 'approved'", list[str]()
-    if cat:
-        where += " AND category = ?"
-        args.append(cat)
-    total = _count(store, f"SELECT count(*) AS n FROM global_knowledge WHERE {where}", tuple(args))
+    total = Knowledge(store.db, store.uid).count("approved", cat)
     approved, _ = globalkb.list_entries(store, cat, n, "approved", offset=_offset(page, n))
     pending, _ = globalkb.list_entries(store, status="pending", limit=100)
     return GlobalView(

@@ -12,11 +12,7 @@ DATA_LAYER = PACKAGE / "storage"
 ALLOWED = {"migrations.py", "migratedb.py"}
 # Modules whose SQL has not moved into the data layer yet (issue 14, step by step).
 NOT_YET = {
-    "diff.py",
-    "doctor.py",
     "semantic.py",
-    "store.py",
-    "webdata.py",
 }
 TABLES = (
     r"users|identity_profile|sessions|session_summaries|conversation_chunks|facts|hypotheses"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bigmind.db import Tx
+from bigmind.db import Row, Tx
 from bigmind.models import Profile
 from bigmind.storage.table import Table
 
@@ -36,7 +36,7 @@ class Profiles(Table):
             (*fields.values(), ts, self.uid),
         )
 
-    def changed_since(self, ts: str) -> list[dict[str, object]]:
+    def changed_since(self, ts: str) -> list[Row]:
         """The profile's role and preferences if it changed at or after ``ts``."""
         return self.db.query(
             "SELECT role, preferences, updated_at FROM identity_profile WHERE user_id = ?"
