@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from pg_fixture import with_database
 from bigmind.cli import main
 from bigmind.config import Settings
 from bigmind.db import Backend
-from bigmind.doctor import MARKS, run_checks
+from bigmind.doctor import MARKS
 from bigmind.migrations import SCHEMA_VERSION
 from bigmind.pg import redact
 from bigmind.runtime import Runtime
@@ -178,9 +177,7 @@ def test_an_unreachable_postgres_fails_naming_the_setting_not_the_password(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("BIGMIND_DB_URL", "postgresql://nobody:s3cr3t-pw@127.0.0.1:1/x")
-    started = time.perf_counter()
-    code, checks = doctor(capsys, tmp_path, "--quick")
-    assert time.perf_counter() - started < 5
+    code, checks = doctor(capsys, tmp_path, "--quick")  # no retrying: libpq's connect_timeout
     assert code == 1 and list(checks) == PG_CHECKS
     detail = checks["postgresql"]["detail"]
     assert checks["postgresql"]["status"] == "fail"
@@ -504,11 +501,23 @@ def test_a_missing_project_folder_is_invalid_input(
     assert "is not a directory" in capsys.readouterr().err
 
 
-def test_quick_checks_take_well_under_a_second(tmp_path: Path, store: Store) -> None:
-    run_checks(tmp_path, quick=True)  # imports are paid once per process
-    started = time.perf_counter()
-    run_checks(tmp_path, quick=True)
-    assert time.perf_counter() - started < 0.5
+def test_quick_checks_never_load_the_model(
+    tmp_path: Path, store: Store, model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What keeps --quick (a container healthcheck) fast: the model is found, never loaded, so
+    # not even the ONNX runtime is imported. Checked in a fresh interpreter.
+    monkeypatch.setenv("BIGMIND_EMBED_MODEL", str(model_dir))
+    script = (
+        "import json, sys; from pathlib import Path; from bigmind.doctor import run_checks; "
+        f"checks = run_checks(Path({str(tmp_path)!r}), quick=True); "
+        "print(json.dumps({'onnxruntime': 'onnxruntime' in sys.modules, "
+        "'embedder': next(c.detail for c in checks if c.name == 'embedder')}))"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["onnxruntime"] is False
+    assert "not loaded (--quick)" in out["embedder"]
 
 
 def test_the_command_keeps_stdout_for_json(tmp_path: Path, db_url: str | None) -> None:
@@ -516,7 +525,6 @@ def test_the_command_keeps_stdout_for_json(tmp_path: Path, db_url: str | None) -
     env |= {"BIGMIND_DB_PATH": str(tmp_path / "m.db"), "BIGMIND_EMBED_MODEL": "off"}
     if db_url is not None:
         env["BIGMIND_DB_URL"] = db_url
-    started = time.perf_counter()
     r = subprocess.run(
         [str(BIGMIND), "doctor", "--quick", "--json", "--project", str(tmp_path)],
         capture_output=True,
@@ -524,8 +532,6 @@ def test_the_command_keeps_stdout_for_json(tmp_path: Path, db_url: str | None) -
         env=env,
         timeout=60,
     )
-    elapsed = time.perf_counter() - started
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["ok"] is True
-    assert elapsed < 5  # about 0.5 s here; generous for slow CI machines
     assert not (tmp_path / "m.db").exists()

@@ -14,25 +14,21 @@ import apsw
 import pytest
 from mcp_calls import BIGMIND
 
-from bigmind.hooks import FENCE_OPEN, auto_one_liner, first_prompt
+from bigmind.hooks import FENCE_OPEN, HOOK_DEADLINE_S, auto_one_liner, first_prompt
 from bigmind.pg import WRITE_LOCK_KEY
 from bigmind.store import Store
 
-DEADLINE_S = 2.0
 
-
-def hook(
-    *args: str, event: dict[str, object] | None = None
-) -> tuple[subprocess.CompletedProcess[str], float]:
-    started = time.monotonic()
-    r = subprocess.run(
+def hook(*args: str, event: dict[str, object] | None = None) -> subprocess.CompletedProcess[str]:
+    # No assertion on how long a hook takes (that flakes on a loaded machine): the deadline is
+    # the watchdog's job (HOOK_DEADLINE_S), and the tests check that it fires and what it says.
+    return subprocess.run(
         [str(BIGMIND), *args, "--hook"],
         input=json.dumps(event or {}),
         capture_output=True,
         text=True,
         timeout=30,
     )
-    return r, time.monotonic() - started
 
 
 def transcript(tmp_path: Path, *entries: dict[str, object]) -> Path:
@@ -54,14 +50,14 @@ def assistant(text: str) -> dict[str, object]:
 
 def test_session_start_hook_returns_the_fenced_packet(store: Store, tmp_path: Path) -> None:
     store.store_fact("preference", "Prefers pytest over unittest")
-    r, took = hook("context", event={"session_id": "cc-1", "hook_event_name": "SessionStart"})
+    r = hook("context", event={"session_id": "cc-1", "hook_event_name": "SessionStart"})
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "SessionStart"
     text = out["additionalContext"]
     assert text.startswith(FENCE_OPEN) and text.rstrip().endswith("</bigmind-memory>")
     assert "not instructions" in text and "Prefers pytest over unittest" in text
-    assert took < DEADLINE_S
+    assert "hook skipped" not in r.stderr  # answered, not given up on by the watchdog
     assert store.open_sessions() == []  # the agent opens its session; the hook only reads
 
 
@@ -84,16 +80,15 @@ def write_locked(store: Store, db_path: Path, db_url: str | None) -> Iterator[No
         locker.close()
 
 
-def test_hooks_fail_open_within_two_seconds_when_the_database_is_locked(
+def test_hooks_fail_open_when_the_database_is_locked(
     store: Store, db_path: Path, db_url: str | None
 ) -> None:
     store.start_session("cc")
     with write_locked(store, db_path, db_url):
         for command in ("context", "close"):
-            r, took = hook(command, event={"session_id": "cc-2"})
+            r = hook(command, event={"session_id": "cc-2"})
             assert r.returncode == 0 and r.stdout == ""
             assert "hook skipped" in r.stderr and "Traceback" not in r.stderr
-            assert took < DEADLINE_S, f"{command} took {took:.2f} s"
 
 
 def test_hooks_fail_open_when_the_database_cannot_exist(
@@ -101,30 +96,28 @@ def test_hooks_fail_open_when_the_database_cannot_exist(
 ) -> None:
     (tmp_path / "file").write_text("x")
     monkeypatch.setenv("BIGMIND_DB_PATH", str(tmp_path / "file" / "memory.db"))
-    r, took = hook("context")
+    r = hook("context")
     assert r.returncode == 0 and r.stdout == "" and "BIGMIND_DB_PATH" in r.stderr
-    assert took < DEADLINE_S
+    assert "Traceback" not in r.stderr
 
 
-def test_a_hook_whose_stdin_never_closes_still_exits_in_time() -> None:
-    started = time.monotonic()
-    proc = subprocess.Popen(
+def test_a_hook_whose_stdin_never_closes_is_ended_by_its_watchdog() -> None:
+    with subprocess.Popen(
         [str(BIGMIND), "context", "--hook"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    try:
-        code = proc.wait(timeout=10)
-        took = time.monotonic() - started
-    finally:
-        proc.kill()
-        assert proc.stdin is not None and proc.stderr is not None
-        proc.stdin.close()
-        err = proc.stderr.read()
-    assert code == 0 and took < DEADLINE_S + 0.5
-    assert "no answer within" in err
+    ) as proc:
+        try:
+            code = proc.wait(timeout=30)  # a hang guard only: the watchdog ends it before
+        finally:
+            proc.kill()
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+    # The watchdog fired (its message) and exited 0 while the main thread still waited on stdin.
+    assert code == 0 and out == ""
+    assert f"hook skipped: no answer within {HOOK_DEADLINE_S} s" in err
 
 
 def test_session_end_closes_the_session_named_in_the_transcript(
@@ -139,8 +132,8 @@ def test_session_end_closes_the_session_named_in_the_transcript(
         assistant(f"🧠 BigMind Session: `{mine}`\nLooking at the test…"),
         user([{"type": "tool_result", "content": "ok"}]),
     )
-    r, took = hook("close", event={"session_id": "cc-3", "transcript_path": str(path)})
-    assert r.returncode == 0 and took < DEADLINE_S, r.stderr
+    r = hook("close", event={"session_id": "cc-3", "transcript_path": str(path)})
+    assert r.returncode == 0 and "hook skipped" not in r.stderr, r.stderr
     s = store.get_session(mine)
     assert not s.is_open and s.auto_closed == 1
     assert s.one_liner == "[auto-closed] Fix the flaky login test in auth/tests.py"
@@ -151,7 +144,7 @@ def test_a_session_the_agent_ended_keeps_its_own_one_liner(store: Store, tmp_pat
     sid = store.start_session("claude-code").session.id
     store.end_session(sid, "Fixed login test", ["auth"], "done", None)
     path = transcript(tmp_path, user("hi"), assistant(f"BigMind Session: `{sid}`"))
-    r, _ = hook("close", event={"session_id": "cc-4", "transcript_path": str(path)})
+    r = hook("close", event={"session_id": "cc-4", "transcript_path": str(path)})
     assert r.returncode == 0
     s = store.get_session(sid)
     assert s.one_liner == "Fixed login test" and s.auto_closed == 0
@@ -162,13 +155,11 @@ def test_without_a_session_line_the_end_hook_closes_what_opened_since_its_start(
 ) -> None:
     before = store.start_session("vscode").session.id
     time.sleep(0.05)
-    r, _ = hook("context", event={"session_id": "cc-5"})
+    r = hook("context", event={"session_id": "cc-5"})
     assert r.returncode == 0
     during = store.start_session("claude-code").session.id
     path = transcript(tmp_path, user("Rename the config module"))
-    r, _ = hook(
-        "close", event={"session_id": "cc-5", "transcript_path": str(path), "reason": "exit"}
-    )
+    r = hook("close", event={"session_id": "cc-5", "transcript_path": str(path), "reason": "exit"})
     assert r.returncode == 0, r.stderr
     assert not store.get_session(during).is_open
     assert store.get_session(before).is_open

@@ -3,7 +3,6 @@ people, the team directory, company knowledge, badges, Store.restore_fact and th
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -526,10 +525,7 @@ def test_curator_badge_in_team_mode(backend: Backend) -> None:
 
 # -- the seeded world ----------------------------------------------------------------------------
 def test_seed_world_builds_what_it_promises(store: Store) -> None:
-    started = time.perf_counter()
     w = seed_world(store)
-    elapsed = time.perf_counter() - started
-    assert elapsed < (1.5 if store.db.dialect == "sqlite" else 10.0), elapsed
     assert w.user == "alice" and w.today == datetime.now(UTC).date()
 
     d = webdata.session_detail(store, w.session_id)
