@@ -21,6 +21,7 @@ from bigmind.config import Settings
 from bigmind.db import Backend
 from bigmind.embedder import Embedder, load_embedder
 from bigmind.errors import BigMindError
+from bigmind.storage.users import Users
 from bigmind.vectors import SOURCES, Pending, VectorStore
 
 log = logging.getLogger(__name__)
@@ -146,10 +147,8 @@ class Semantic:
             self._wake.wait(IDLE_RESCAN_S)
 
     def _owner_ids(self) -> list[str]:
-        rows = self.vectors.db.query(
-            "SELECT id FROM users WHERE username = ?", (self.settings.user.strip(),)
-        )
-        return [str(r["id"]) for r in rows]
+        user = Users(self.vectors.db, "").by_name(self.settings.user.strip())
+        return [user.id] if user is not None else []
 
     def embed_batch(self, limit: int = BATCH) -> int:
         """Embed up to ``limit`` pending memories now; returns how many were written."""

@@ -10,10 +10,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "bigmind"
 DATA_LAYER = PACKAGE / "storage"
 # The schema's history and the PostgreSQL copier handle every table by design.
 ALLOWED = {"migrations.py", "migratedb.py"}
-# Modules whose SQL has not moved into the data layer yet (issue 14, step by step).
-NOT_YET = {
-    "semantic.py",
-}
 TABLES = (
     r"users|identity_profile|sessions|session_summaries|conversation_chunks|facts|hypotheses"
     r"|people|global_knowledge|focus_announcements|token_saves|memory_usage|embeddings"
@@ -51,11 +47,7 @@ def _offenders() -> dict[str, list[int]]:
 
 
 def test_sql_naming_a_memory_table_lives_in_the_data_layer() -> None:
-    offenders = _offenders()
-    new = {m: lines for m, lines in offenders.items() if Path(m).name not in NOT_YET}
-    assert not new, f"SQL outside bigmind/storage/: {new}"
-    moved = sorted(NOT_YET - {Path(m).name for m in offenders})
-    assert not moved, f"no SQL left in {moved}: take them off NOT_YET"
+    assert _offenders() == {}, "SQL naming a memory table outside bigmind/storage/ (module: lines)"
 
 
 def test_the_check_sees_sql() -> None:
