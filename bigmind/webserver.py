@@ -289,7 +289,7 @@ def open_browser(url: str) -> bool:
     if cmd is None:
         return False
     try:
-        subprocess.Popen(
+        proc = subprocess.Popen(
             [*cmd, url],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -299,6 +299,8 @@ def open_browser(url: str) -> bool:
     except OSError as exc:
         log.warning("could not open a browser: %s", exc)
         return False
+    # Reaped when it exits: no zombie, no "subprocess is still running" ResourceWarning.
+    threading.Thread(target=proc.wait, name="bigmind-browser-reaper", daemon=True).start()
     return True
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -18,21 +19,51 @@ from bigmind.store import Store
 pytest_plugins = ["model_fixture", "pg_fixture"]
 
 BACKENDS = ("sqlite", "postgresql")
+# Fixtures that start or need the PostgreSQL server (tests/pg_fixture.py).
+PG_FIXTURES = {"pg_url", "pg_server_url", "pg_template"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        choices=("both", *BACKENDS),
+        default=os.environ.get("BIGMIND_TEST_BACKEND") or "both",
+        help="run the database tests on this backend only (default: both, or "
+        "$BIGMIND_TEST_BACKEND); with sqlite, tests that need PostgreSQL are deselected",
+    )
+
+
+def selected_backends(config: pytest.Config) -> tuple[str, ...]:
+    chosen: str = config.getoption("--backend")
+    return BACKENDS if chosen == "both" else (chosen,)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every test that uses the database runs on SQLite and on PostgreSQL, except those
-    marked ``sqlite_only`` (file locking, PRAGMAs, the plan's legacy SQLite files…)."""
+    marked ``sqlite_only`` (file locking, PRAGMAs, the plan's legacy SQLite files…), or
+    on the one backend ``--backend`` names."""
     if "db_kind" in metafunc.fixturenames:
         only = metafunc.definition.get_closest_marker("sqlite_only")
-        metafunc.parametrize("db_kind", BACKENDS[:1] if only else BACKENDS)
+        kinds = [k for k in selected_backends(metafunc.config) if not only or k == "sqlite"]
+        metafunc.parametrize("db_kind", kinds)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--backend sqlite``: deselect the tests that need a PostgreSQL server."""
+    if "postgresql" in selected_backends(config):
+        return
+    keep, drop = [], []
+    for item in items:
+        needs_pg = PG_FIXTURES & set(getattr(item, "fixturenames", ()))
+        (drop if needs_pg else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test ever touches ~/.mcp/bigmind or inherits the developer's BIGMIND_* settings."""
-    import os
-
     for key in list(os.environ):
         if key.startswith("BIGMIND_"):
             monkeypatch.delenv(key)

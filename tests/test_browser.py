@@ -36,7 +36,8 @@ if not CHROMIUM.exists():
 pytest.importorskip("playwright.sync_api", reason="pip install playwright")
 from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright  # noqa: E402
 
-pytestmark = pytest.mark.sqlite_only  # the data layer runs on both backends elsewhere
+# The data layer runs on both backends elsewhere.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parent.parent
 # CI sets SCREENSHOT_DIR (.ci/run) so the screenshots survive as test artifacts.

@@ -24,7 +24,7 @@ from bigmind.store import Store
 
 CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.197"
 BIGMIND = Path(sys.executable).parent / "bigmind"
-pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+pytestmark = [pytest.mark.skipif(os.name == "nt", reason="POSIX signals"), pytest.mark.e2e]
 
 
 def _wait_for(path: Path, text: str, timeout: float) -> str:

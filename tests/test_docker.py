@@ -195,6 +195,7 @@ async def serve_and_check_health(final: Stage, env: dict[str, str], tmp_path: Pa
     return check.stdout
 
 
+@pytest.mark.e2e
 @pytest.mark.anyio
 async def test_image_without_model_serves_and_is_healthy(final: Stage, tmp_path: Path) -> None:
     env = container_env(final, tmp_path)
@@ -206,6 +207,7 @@ async def test_image_without_model_serves_and_is_healthy(final: Stage, tmp_path:
     assert lines["embedder"].startswith("!")  # keyword search only: a warning, not unhealthy
 
 
+@pytest.mark.e2e
 @pytest.mark.anyio
 async def test_image_with_model_serves_and_is_healthy(
     final: Stage, tmp_path: Path, model_dir: Path
@@ -217,6 +219,7 @@ async def test_image_with_model_serves_and_is_healthy(
     assert embedder.startswith("✓") and "not loaded (--quick)" in embedder
 
 
+@pytest.mark.e2e
 def test_healthcheck_fails_when_the_data_volume_is_unusable(final: Stage, tmp_path: Path) -> None:
     env = container_env(final, tmp_path)
     Path(env["BIGMIND_DB_PATH"]).write_bytes(b"not a database " * 100)

@@ -17,6 +17,8 @@ import pytest
 from fastmcp import Client
 from npx import npx_env, run_npx
 
+pytestmark = pytest.mark.e2e
+
 INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 BIGMIND = Path(sys.executable).parent / "bigmind"
 

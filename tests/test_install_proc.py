@@ -18,9 +18,13 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.skipif(
-    os.name == "nt" or shutil.which("bash") is None, reason="install_proc.sh needs bash"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        os.name == "nt" or shutil.which("bash") is None, reason="install_proc.sh needs bash"
+    ),
+    pytest.mark.e2e,
+    pytest.mark.slow,
+]
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -55,6 +59,7 @@ async def _serve_from(config: Path, env: dict[str, str]) -> list[str]:
                 return tools
 
 
+@pytest.mark.timeout(300)  # a venv and a pip install of BigMind: ~45 s idle, minutes under load
 def test_install_proc_on_a_fresh_machine(tmp_path: Path) -> None:
     home, project, venv = tmp_path / "home", tmp_path / "proj", tmp_path / "home" / "venv"
     home.mkdir(exist_ok=True)

@@ -14,7 +14,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_calls import BIGMIND, send, spawn_serve
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,32 +87,32 @@ async def test_python_dash_m_bigmind_serve(tmp_path: Path) -> None:
 
 def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
     """Every line the server writes to stdout must be a JSON-RPC message."""
-    proc = spawn_serve(tmp_path / "m.db", BIGMIND_LOG_LEVEL="DEBUG")
-    assert proc.stdin and proc.stdout
-    try:
-        send(proc, ("memory_get_context", {}), ("memory_vacuum", {"older_than_days": -1}))
-        parsed: list[dict[str, Any]] = []
-        while {p.get("id") for p in parsed} < {1, 2, 3}:
-            line = proc.stdout.readline()  # each must be one JSON-RPC message
-            assert line, "server closed stdout before answering"
-            parsed.append(json.loads(line))
-            assert parsed[-1]["jsonrpc"] == "2.0"
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
+    with spawn_serve(tmp_path / "m.db", BIGMIND_LOG_LEVEL="DEBUG") as proc:
+        assert proc.stdin and proc.stdout
+        try:
+            send(proc, ("memory_get_context", {}), ("memory_vacuum", {"older_than_days": -1}))
+            parsed: list[dict[str, Any]] = []
+            while {p.get("id") for p in parsed} < {1, 2, 3}:
+                line = proc.stdout.readline()  # each must be one JSON-RPC message
+                assert line, "server closed stdout before answering"
+                parsed.append(json.loads(line))
+                assert parsed[-1]["jsonrpc"] == "2.0"
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=30)
+        rest = proc.stdout.read()
     context = next(p for p in parsed if p.get("id") == 2)
     assert "BigMind Context" in context["result"]["content"][0]["text"]
-    assert proc.stdout.read().strip() == ""
+    assert rest.strip() == ""
 
 
 def test_restart_server_replies_then_the_process_exits_cleanly(tmp_path: Path) -> None:
-    proc = spawn_serve(tmp_path / "m.db")
-    assert proc.stdin and proc.stdout
-    send(proc, ("memory_restart_server", {}))
-    replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
-    assert "will exit" in replies[1]["result"]["content"][0]["text"]
-    assert proc.wait(timeout=20) == 0  # exits by itself, stdin still open
-    proc.stdin.close()
+    with spawn_serve(tmp_path / "m.db") as proc:
+        assert proc.stdin and proc.stdout
+        send(proc, ("memory_restart_server", {}))
+        replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        assert "will exit" in replies[1]["result"]["content"][0]["text"]
+        assert proc.wait(timeout=20) == 0  # exits by itself, stdin still open
 
 
 async def test_paraphrase_over_stdio_with_the_real_model(tmp_path: Path, model_dir: Path) -> None:

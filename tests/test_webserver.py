@@ -110,6 +110,7 @@ def test_another_users_page_is_not_reused(rt_for: Callable[..., Runtime]) -> Non
     assert json.loads(get(url + "api/identity")[1])["user"] == "alice"
 
 
+@pytest.mark.e2e
 def test_bigmind_web_serves_until_interrupted_and_a_second_one_points_to_it(
     tmp_path: Path,
 ) -> None:
@@ -163,37 +164,39 @@ def _replies(proc: subprocess.Popen[str], ids: set[int]) -> dict[int, dict[str, 
     return got
 
 
+@pytest.mark.e2e
 def test_serve_runs_the_page_beside_stdio(tmp_path: Path) -> None:
     port = free_port()
-    proc = spawn_serve(tmp_path / "m.db", BIGMIND_PORT=str(port), BIGMIND_LOG_LEVEL="DEBUG")
-    try:
-        deadline = time.monotonic() + 30
-        while probe(f"http://127.0.0.1:{port}/") is None:  # started without any tool call
-            assert time.monotonic() < deadline, "the page never came up"
-            time.sleep(0.1)
-        send(proc, ("memory_get_profile_url", {}), ("memory_get_context", {}))
-        got = _replies(proc, {1, 2, 3})
-        assert got[2]["result"]["structuredContent"]["url"] == f"http://127.0.0.1:{port}/"
-        assert "BigMind Context" in got[3]["result"]["content"][0]["text"]
-    finally:
-        assert proc.stdin
-        proc.stdin.close()
-        proc.wait(timeout=30)
+    with spawn_serve(tmp_path / "m.db", BIGMIND_PORT=str(port), BIGMIND_LOG_LEVEL="DEBUG") as proc:
+        try:
+            deadline = time.monotonic() + 30
+            while probe(f"http://127.0.0.1:{port}/") is None:  # started without any tool call
+                assert time.monotonic() < deadline, "the page never came up"
+                time.sleep(0.1)
+            send(proc, ("memory_get_profile_url", {}), ("memory_get_context", {}))
+            got = _replies(proc, {1, 2, 3})
+            assert got[2]["result"]["structuredContent"]["url"] == f"http://127.0.0.1:{port}/"
+            assert "BigMind Context" in got[3]["result"]["content"][0]["text"]
+        finally:
+            assert proc.stdin
+            proc.stdin.close()
+            proc.wait(timeout=30)
 
 
+@pytest.mark.e2e
 def test_serve_with_web_off_starts_no_page(tmp_path: Path) -> None:
     port = free_port()
-    proc = spawn_serve(tmp_path / "m.db", BIGMIND_PORT=str(port), BIGMIND_WEB="0")
-    try:
-        send(proc, ("memory_get_profile_url", {}))
-        got = _replies(proc, {1, 2})
-        assert got[2]["result"]["isError"]
-        assert "BIGMIND_WEB=0" in got[2]["result"]["content"][0]["text"]
-        assert probe(f"http://127.0.0.1:{port}/") is None
-    finally:
-        assert proc.stdin
-        proc.stdin.close()
-        proc.wait(timeout=30)
+    with spawn_serve(tmp_path / "m.db", BIGMIND_PORT=str(port), BIGMIND_WEB="0") as proc:
+        try:
+            send(proc, ("memory_get_profile_url", {}))
+            got = _replies(proc, {1, 2})
+            assert got[2]["result"]["isError"]
+            assert "BIGMIND_WEB=0" in got[2]["result"]["content"][0]["text"]
+            assert probe(f"http://127.0.0.1:{port}/") is None
+        finally:
+            assert proc.stdin
+            proc.stdin.close()
+            proc.wait(timeout=30)
 
 
 def fake_browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
