@@ -79,7 +79,7 @@ def announce(
         table = FocusAnnouncements(store.db, store.uid)
         table.add(tx, ref.session.id, text, paths, hint, ts)
         if hint:
-            table.hint_session(tx, ref.session.id, hint)
+            store.sessions.hint(tx, ref.session.id, hint)
     return Focus(ref.session.id, text, paths, hint, ts), ref
 
 
@@ -121,7 +121,7 @@ def close_stale(
     ts = now_ts()
     closed: list[Session] = []
     with store.db.transaction() as tx:
-        for s in FocusAnnouncements(store.db, store.uid).open_sessions(tx):
+        for s in store.sessions.all_open(tx):
             if s.id == keep.id:
                 continue
             last = s.last_activity_at or s.started_at

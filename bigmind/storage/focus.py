@@ -7,8 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bigmind.db import Tx
-from bigmind.models import SESSION_COLUMNS, Session
-from bigmind.storage.sessions import session_from_row
 from bigmind.storage.table import Table, marks
 
 
@@ -60,20 +58,3 @@ class FocusAnnouncements(Table):
                     r["created_at"],
                 )
         return out
-
-    # Two sessions statements stay here until storage/sessions.py offers them: every open
-    # session read inside a write, and the IDE hint an announcement gives its session.
-    def open_sessions(self, tx: Tx) -> list[Session]:
-        """Every open session of this user, read inside the write that may close them."""
-        rows = tx.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND ended_at IS NULL",
-            (self.uid,),
-        )
-        return [session_from_row(r) for r in rows]
-
-    def hint_session(self, tx: Tx, session_id: str, ide_hint: str) -> None:
-        """Give the session this IDE hint unless it has one."""
-        tx.execute(
-            "UPDATE sessions SET ide_hint = coalesce(ide_hint, ?) WHERE id = ? AND +user_id = ?",
-            (ide_hint, session_id, self.uid),
-        )

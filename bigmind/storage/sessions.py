@@ -59,6 +59,21 @@ class Sessions(Table):
             (ts, session_id, self.uid),
         )
 
+    def all_open(self, tx: Tx) -> list[Session]:
+        """Every open session of this user, read inside the write that may close them."""
+        rows = tx.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND ended_at IS NULL",
+            (self.uid,),
+        )
+        return [session_from_row(r) for r in rows]
+
+    def hint(self, tx: Tx, session_id: str, ide_hint: str) -> None:
+        """Give the session this IDE hint unless it has one."""
+        tx.execute(
+            "UPDATE sessions SET ide_hint = coalesce(ide_hint, ?) WHERE id = ? AND +user_id = ?",
+            (ide_hint, session_id, self.uid),
+        )
+
     def open_ids(self, tx: Tx, ids: Sequence[str]) -> list[str]:
         """Those of ``ids`` that are this user's open sessions, in the order given."""
         return [
