@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bigmind.config import Settings
 from bigmind.runtime import Runtime
+from bigmind.webserver import profile_server
 
 
 def pages(rt: Runtime) -> list[str]:
@@ -66,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings(db_path=args.db, user=args.user, port=args.port, embed_model="off")
     rt = Runtime(settings)
     try:
-        base = rt.web.url().rstrip("/")
+        base = profile_server(rt).url().rstrip("/")
         print(f"{rt.store.counts()}")
         print(f"{'page':44} {'p50 ms':>8} {'p95 ms':>8}")
         for path in pages(rt):

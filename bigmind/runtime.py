@@ -11,7 +11,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bigmind.config import Settings
 from bigmind.db import open_database
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from bigmind.models import Hit
     from bigmind.recall import Recall
     from bigmind.semantic import Semantic
-    from bigmind.webserver import ProfileServer
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 RESTART_DELAY_S = 0.5  # long enough for the reply to reach the client
 
 
@@ -47,7 +47,7 @@ class Runtime:
         self.background = background
         self._store: Store | None = None
         self._semantic: Semantic | None = None
-        self._web: ProfileServer | None = None
+        self._parts: dict[str, Any] = {}  # attached by the layers above (the profile page)
         self._lock = threading.Lock()
         self._exit = exit_process
         self.usage = UsageTally()
@@ -96,16 +96,15 @@ class Runtime:
 
         return Recall(self.store, self.semantic)
 
-    @property
-    def web(self) -> ProfileServer:
-        """The profile page (started on first use of its URL)."""
-        if self._web is None:
-            from bigmind.webserver import ProfileServer
-
-            with self._lock:  # `serve`'s start-up thread and a first tool call may race here
-                if self._web is None:
-                    self._web = ProfileServer(self)
-        return self._web
+    def attached(self, key: str, make: Callable[[Runtime], T]) -> T:
+        """The one ``key`` part of this runtime, made by ``make`` on first use (under the lock:
+        `serve`'s start-up thread and a first tool call may race). A part with a ``stop()``
+        is stopped by :meth:`close`. The layers above attach what this one cannot import."""
+        with self._lock:
+            if key not in self._parts:
+                self._parts[key] = make(self)
+            part: T = self._parts[key]
+            return part
 
     def used(self, query: str, hits: Sequence[Hit]) -> None:
         """An agent's search returned ``hits``: count the first ones as used (in memory; the
@@ -148,8 +147,10 @@ class Runtime:
         self.usage.waiting.set()  # wake the flusher so it sees the close
         if self._flusher is not None:
             self._flusher.join(5.0)
-        if self._web is not None:
-            self._web.stop()
+        for part in list(self._parts.values()):
+            stop = getattr(part, "stop", None)
+            if callable(stop):
+                stop()
         self.flush_usage()
         with self._lock:
             if self._semantic is not None:

@@ -240,14 +240,19 @@ def _uvicorn(rt: Runtime) -> uvicorn.Server:
     return uvicorn.Server(config)
 
 
+def profile_server(rt: Runtime) -> ProfileServer:
+    """The runtime's profile page (one per runtime; started on first use of its URL)."""
+    return rt.attached("profile-page", ProfileServer)
+
+
 def start_in_background(rt: Runtime) -> None:
     """``bigmind serve``: start the page in a thread; any failure is only logged."""
     try:
-        url = rt.web.url()
+        url = profile_server(rt).url()
     except BackendUnavailable as exc:
         log.warning("profile page not started: %s", exc)
         return
-    if rt.settings.autoopen and rt.web.reused_pid is None and _first_open(rt):
+    if rt.settings.autoopen and profile_server(rt).reused_pid is None and _first_open(rt):
         open_browser(url)
 
 

@@ -1,6 +1,6 @@
 """The profile page in a real browser: Debian's headless chromium driven by Playwright.
 
-The app is the real one (uvicorn on 127.0.0.1 via ``rt.web.url()``) over a seeded memory
+The app is the real one (uvicorn on 127.0.0.1 via ``profile_server(rt).url()``) over a seeded memory
 (tests/web_world.py). These tests check what HTTP-level tests cannot: the pages render without
 console errors, failed requests or script errors under the strict Content-Security-Policy, the
 charts have a size, the forms work when clicked, stored text stays text, and the small script
@@ -25,6 +25,7 @@ from bigmind import globalkb
 from bigmind.config import Settings
 from bigmind.runtime import Runtime
 from bigmind.users import set_role
+from bigmind.webserver import profile_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -140,7 +141,7 @@ def world(runtime: Runtime) -> WebWorld:
 @pytest.fixture
 def served(runtime: Runtime, world: WebWorld, tab: Tab) -> Tab:
     """``tab`` pointed at the real profile page of the seeded ``runtime``."""
-    tab.base = runtime.web.url()
+    tab.base = profile_server(runtime).url()
     assert tab.base.startswith("http://127.0.0.1:")
     return tab
 
@@ -336,7 +337,7 @@ def test_team_member_reviews_only_once_made_curator(
     rt = Runtime(settings_for("alice").model_copy(update={"mode": "team"}))
     try:
         world = seed_world(rt.store)
-        tab.base = rt.web.url()
+        tab.base = profile_server(rt).url()
         tab.open("/global")
         page = tab.page
         expect(page.locator("h1")).to_contain_text("Company knowledge")

@@ -23,6 +23,7 @@ from bigmind.migrations import SCHEMA_VERSION
 from bigmind.pg import redact
 from bigmind.runtime import Runtime
 from bigmind.store import Store
+from bigmind.webserver import profile_server
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
 PG_CHECKS = [
@@ -291,7 +292,7 @@ def test_profile_page_is_found_served_off_or_blocked(
 ) -> None:
     rt = Runtime(settings)
     try:
-        url = rt.web.url()  # this memory's page, as a running `bigmind serve` has it
+        url = profile_server(rt).url()  # this memory's page, as a running `bigmind serve` has it
         code, checks = doctor(capsys, tmp_path, "--quick")
         assert checks["profile page"] == {
             "name": "profile page",

@@ -22,7 +22,7 @@ from mcp_calls import BIGMIND, call, send, spawn_serve
 
 from bigmind.config import Settings
 from bigmind.runtime import Runtime
-from bigmind.webserver import probe, start_in_background
+from bigmind.webserver import probe, profile_server, start_in_background
 
 
 def get(url: str) -> tuple[int, str]:
@@ -51,8 +51,8 @@ def rt_for(settings_for: Callable[[str], Settings]) -> Iterator[Callable[..., Ru
 def test_page_starts_answers_and_stops(rt_for: Callable[..., Runtime]) -> None:
     port = free_port()
     rt = rt_for(port=port)
-    url = rt.web.url()
-    assert url == f"http://127.0.0.1:{port}/" and rt.web.running
+    url = profile_server(rt).url()
+    assert url == f"http://127.0.0.1:{port}/" and profile_server(rt).running
     status, html = get(url)
     assert status == 200 and "Memory by tier" in html
     who = probe(url)
@@ -66,11 +66,13 @@ def test_a_second_window_reuses_the_page_and_takes_over_when_it_closes(
 ) -> None:
     port = free_port()
     first, second = rt_for(port=port), rt_for(port=port)
-    url = first.web.url()
-    assert second.web.url() == url
-    assert second.web.reused_pid == os.getpid() and not second.web.running
+    url = profile_server(first).url()
+    assert profile_server(second).url() == url
+    assert profile_server(second).reused_pid == os.getpid() and not profile_server(second).running
     first.close()
-    assert second.web.url() == url and second.web.running  # the port was free again
+    assert (
+        profile_server(second).url() == url and profile_server(second).running
+    )  # the port was free again
     assert get(url)[0] == 200
 
 
@@ -91,9 +93,9 @@ def test_a_port_held_by_another_program_moves_to_the_next(
     threading.Thread(target=other.serve_forever, daemon=True).start()
     try:
         rt = rt_for(port=port)
-        url = rt.web.url()
-        assert port_of(url) > port and rt.web.running
-        assert f"port {port} is taken by another program" in rt.web.note
+        url = profile_server(rt).url()
+        assert port_of(url) > port and profile_server(rt).running
+        assert f"port {port} is taken by another program" in profile_server(rt).note
         assert get(url)[0] == 200
     finally:
         other.shutdown()
@@ -104,9 +106,9 @@ def test_another_users_page_is_not_reused(rt_for: Callable[..., Runtime]) -> Non
     port = free_port()
     bob = rt_for("bob", port=port)
     alice = rt_for("alice", port=port)
-    assert port_of(bob.web.url()) == port
-    url = alice.web.url()
-    assert port_of(url) > port and "BigMind for bob" in alice.web.note
+    assert port_of(profile_server(bob).url()) == port
+    url = profile_server(alice).url()
+    assert port_of(url) > port and "BigMind for bob" in profile_server(alice).note
     assert json.loads(get(url + "api/identity")[1])["user"] == "alice"
 
 
@@ -253,10 +255,10 @@ def test_autoopen_opens_on_the_first_start_only(
     log = fake_browser(tmp_path, monkeypatch)
     first = rt_for(autoopen=True, port=free_port())
     start_in_background(first)
-    assert wait_lines(log, 1) == [first.web.url()]
+    assert wait_lines(log, 1) == [profile_server(first).url()]
     first.close()
     again = rt_for(autoopen=True, port=free_port())
     start_in_background(again)
-    assert again.web.running
+    assert profile_server(again).running
     time.sleep(0.5)
     assert len(wait_lines(log, 1)) == 1  # not again with every IDE window

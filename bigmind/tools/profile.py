@@ -8,14 +8,21 @@ from fastmcp.tools import ToolResult
 from bigmind.errors import BackendUnavailable
 from bigmind.runtime import Runtime
 from bigmind.tools import READ_ONLY, edge, result
-from bigmind.webserver import HEADLESS, open_browser, probe, serves_this_memory, url_for
+from bigmind.webserver import (
+    HEADLESS,
+    open_browser,
+    probe,
+    profile_server,
+    serves_this_memory,
+    url_for,
+)
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
     def page_url() -> str:
         s = rt.settings
         if s.web:
-            return rt.web.url()
+            return profile_server(rt).url()
         # BIGMIND_WEB=0: never start a page, but point at one `bigmind web` serves.
         url = url_for(s.web_host, s.port)
         if serves_this_memory(probe(url), s):
