@@ -20,6 +20,7 @@ from bigmind.db import Row
 from bigmind.limits import check_limit, check_text
 from bigmind.models import Fact, Hit, column_list, day_of
 from bigmind.search import excerpt, stem_prefix, terms_of
+from bigmind.storage.people import People, Person
 from bigmind.storage.searchable import FULL_TEXT, Searchable
 from bigmind.store import Store, fact_from_row
 from bigmind.textsearch import Plan
@@ -29,6 +30,16 @@ _HIT_COLUMNS = {
     "chunk": "b.id, b.session_id, b.role, b.flag_reason, b.created_at, b.content",
 }
 HYPOTHESIS_SCAN = 500  # most recent matching hypotheses scored per search
+PEOPLE_SCAN = 500  # people containing a query word scored per search
+# How much a query word found in each field of a person counts.
+PERSON_FIELDS = {
+    "username": 3.0,
+    "display_name": 3.0,
+    "role": 2.0,
+    "team": 2.0,
+    "expertise": 2.0,
+    "notes": 1.0,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,3 +159,26 @@ def _matched_terms(terms: Sequence[str], text: str) -> str:
         if re.search(r"(?<!\w)" + re.escape(stem_prefix(t)), low):
             seen.append(t.rstrip("*"))
     return ", ".join(f"'{t}'" for t in seen[:6])
+
+
+def people(store: Store, query: str, limit: int) -> list[tuple[Person, float, str]]:
+    """People matching a name, role, team or expertise question, best first, with why."""
+    terms = [t.rstrip("*") for t in terms_of(query)]
+    stems = {t: t[: max(4, len(t) - 2)] for t in terms}  # also matches plurals and -ing forms
+    if not terms:
+        return []
+    found = People(store.db, store.uid).containing([stems[t] for t in terms], PEOPLE_SCAN)
+    scored = []
+    for p in found:
+        score = 0.0
+        why: list[str] = []
+        for field, weight in PERSON_FIELDS.items():
+            value = (getattr(p, field) or "").lower()
+            hit = [t for t in terms if stems[t] in value]
+            if hit:
+                score += weight * len(hit)
+                why.append(f"{field} ({', '.join(hit)})")
+        if score:
+            scored.append((p, score, "matched " + "; ".join(why)))
+    scored.sort(key=lambda x: (-x[1], x[0].username))
+    return scored[:limit]

@@ -5,25 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bigmind import limits
+from bigmind import keyword, limits
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_limit, check_text, optional_text
 from bigmind.models import now_ts
-from bigmind.search import terms_of
 from bigmind.storage.people import People
 from bigmind.storage.people import Person as Person
 from bigmind.store import Store
 
 _USERNAME = re.compile(r"^[\w.@+\-]{1,100}$", re.UNICODE)
-# How much a query term found in each field counts when ranking people.
-_WEIGHTS = {
-    "username": 3.0,
-    "display_name": 3.0,
-    "role": 2.0,
-    "team": 2.0,
-    "expertise": 2.0,
-    "notes": 1.0,
-}
 
 
 def _merge_list(old: str | None, new: str | None) -> str | None:
@@ -97,26 +87,7 @@ def remember(
 def recall(store: Store, query: str, limit: int = 5) -> list[tuple[Person, float, str]]:
     """People matching a name, role, team or expertise question, best first, with why."""
     q = check_text("query", query, limits.PERSON_QUERY)
-    n = check_limit(limit)
-    terms = [t.rstrip("*") for t in terms_of(q)]
-    stems = {t: t[: max(4, len(t) - 2)] for t in terms}  # also matches plurals and -ing forms
-    if not terms:
-        return []
-    people = People(store.db, store.uid).containing([stems[t] for t in terms])
-    scored = []
-    for p in people:
-        score = 0.0
-        why: list[str] = []
-        for field, weight in _WEIGHTS.items():
-            value = (getattr(p, field) or "").lower()
-            hit = [t for t in terms if stems[t] in value]
-            if hit:
-                score += weight * len(hit)
-                why.append(f"{field} ({', '.join(hit)})")
-        if score:
-            scored.append((p, score, "matched " + "; ".join(why)))
-    scored.sort(key=lambda x: (-x[1], x[0].username))
-    return scored[:n]
+    return keyword.people(store, q, check_limit(limit))
 
 
 def list_(store: Store, limit: int = 20) -> list[Person]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bigmind import keyword, limits, people
+from bigmind import keyword, limits
 from bigmind.errors import InvalidInput
 from bigmind.keyword import match_why
 from bigmind.limits import check_limit, check_text
@@ -205,7 +205,7 @@ class Recall:
         s = self.store
         n = min(fetch, limits.RESULTS)
         if kind == "person":
-            return [(str(p.id), why, score) for p, score, why in people.recall(s, q, n)]
+            return [(str(p.id), why, score) for p, score, why in keyword.people(s, q, n)]
         found, _ = keyword.ranked(s, kind, q, n, include_deprecated=include_deprecated)
         self._plans[kind] = found.plan
         return [(i, found.why.get(i, ""), score) for i, score in found.items]
