@@ -6,9 +6,8 @@ approved entries are searched and shown at session start. Roles are read from th
 at each check, so a role given or taken with ``bigmind user set-role`` applies to running
 servers at once.
 
-The SQL lives in :class:`~bigmind.storage.knowledge.Knowledge`; keyword search goes through
-``store.text`` (or :class:`~bigmind.recall.Recall`), so another backend swaps the text-search
-class alone.
+The SQL lives in :class:`~bigmind.storage.knowledge.Knowledge`; searches go through
+:class:`~bigmind.recall.Recall`, like every other kind of memory.
 """
 
 from __future__ import annotations

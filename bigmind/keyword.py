@@ -12,23 +12,28 @@ search results with their "why" for callers that show keyword matches alone.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from bigmind import limits
-from bigmind.db import Row
+from bigmind.db import Backend, Row
 from bigmind.limits import check_limit, check_text
 from bigmind.models import Fact, Hit, column_list, day_of
+from bigmind.pgtext import PG_BUDGET, PgTextSearch
 from bigmind.search import excerpt, stem_prefix, terms_of
 from bigmind.storage.people import People, Person
 from bigmind.storage.searchable import FULL_TEXT, Searchable
 from bigmind.store import Store, fact_from_row
-from bigmind.textsearch import Plan
+from bigmind.textsearch import Plan, TextSearch
 
 _HIT_COLUMNS = {
     "fact": column_list(Fact, "b"),
     "chunk": "b.id, b.session_id, b.role, b.flag_reason, b.created_at, b.content",
 }
+_SEARCHES: WeakKeyDictionary[Backend, TextSearch] = WeakKeyDictionary()
+_SEARCHES_LOCK = threading.Lock()
 HYPOTHESIS_SCAN = 500  # most recent matching hypotheses scored per search
 PEOPLE_SCAN = 500  # people containing a query word scored per search
 # How much a query word found in each field of a person counts.
@@ -40,6 +45,18 @@ PERSON_FIELDS = {
     "expertise": 2.0,
     "notes": 1.0,
 }
+
+
+def text_search(db: Backend) -> TextSearch:
+    """The database's bounded-cost full-text search: one per backend, so its term counts and
+    plans (cached a few minutes) serve every user of the process."""
+    with _SEARCHES_LOCK:
+        found = _SEARCHES.get(db)
+        if found is None:
+            pg = db.dialect == "postgresql"
+            found = PgTextSearch(db, PG_BUDGET) if pg else TextSearch(db)
+            _SEARCHES[db] = found
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +85,8 @@ def ranked(
     ft = FULL_TEXT[kind]
     cond = ft.condition(include_inactive=include_deprecated)
     owner = (store.uid,) if ft.private else ()
-    rows, plan = store.text.search(ft.fts, ft.base, query, columns, cond, owner, limit, ft.weights)
+    search = text_search(store.db)
+    rows, plan = search.search(ft.fts, ft.base, query, columns, cond, owner, limit, ft.weights)
     items = [(str(r["id"]), float(r["score"])) for r in rows]
     return Ranked(items, plan, {}), rows
 

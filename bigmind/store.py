@@ -43,7 +43,6 @@ from bigmind.storage.knowledge import Knowledge
 from bigmind.storage.profile import Profiles
 from bigmind.storage.sessions import TOPIC_MATCH, Sessions, session_from_row, topic_pattern
 from bigmind.storage.users import Users
-from bigmind.textsearch import TextSearch
 
 # Re-exported for the modules that read them from here.
 __all__ = [
@@ -80,12 +79,6 @@ class Store:
     def __init__(self, backend: Backend, username: str, *, mode: str = "personal") -> None:
         self.db = backend
         self.mode = mode
-        if backend.dialect == "postgresql":
-            from bigmind.pgtext import PG_BUDGET, PgTextSearch
-
-            self.text: TextSearch = PgTextSearch(backend, PG_BUDGET)
-        else:
-            self.text = TextSearch(backend)
         self.user = self._ensure_user(username)
         self.sessions = Sessions(backend, self.uid)
         self.facts = Facts(backend, self.uid)

@@ -179,7 +179,7 @@ def test_big_tables_are_planned_from_statistics_not_counts(
             store.append_chunk(f"the service handled request {i}")
         store.append_chunk("the service crashed on a kafka rebalance")
         backend.query("ANALYZE conversation_chunks")
-        text = store.text
+        text = keyword.text_search(store.db)
         assert isinstance(text, pgtext.PgTextSearch)
         text.budget = 50
         stats = text.stats("conversation_chunks_fts")

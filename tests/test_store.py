@@ -116,7 +116,7 @@ def test_end_session_twice_updates_and_keeps_one_summary(store: Store) -> None:
     assert n == 1
     # The full-text index followed the update (FTS5 trigger / generated tsvector column).
     for word, n in (("second", 1), ("first", 0)):
-        rows, _ = store.text.search(
+        rows, _ = keyword.text_search(store.db).search(
             "session_summaries_fts", "session_summaries", word, "b.id", "1 = 1", (), 5, "1.0, 1.0"
         )
         assert len(rows) == n, word

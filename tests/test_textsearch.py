@@ -15,10 +15,12 @@ def _chunks(store: Store, texts: list[str]) -> None:
 
 
 def test_rare_terms_rank_and_common_ones_are_named(store: Store) -> None:
-    store.text.budget = 5
+    keyword.text_search(store.db).budget = 5
     _chunks(store, [f"the service handled request {i}" for i in range(20)])
     _chunks(store, ["the service crashed on a kafka rebalance"])
-    plan = store.text.plan(FTS, "why did the service crash during the kafka rebalance")
+    plan = keyword.text_search(store.db).plan(
+        FTS, "why did the service crash during the kafka rebalance"
+    )
     assert plan is not None
     assert "service" in plan.dropped and "kafka" in plan.used
     hits = keyword.hits(store, "chunk", "why did the service crash during the kafka rebalance")
@@ -27,11 +29,11 @@ def test_rare_terms_rank_and_common_ones_are_named(store: Store) -> None:
 
 
 def test_all_common_terms_are_anded(store: Store) -> None:
-    store.text.budget = 5
+    keyword.text_search(store.db).budget = 5
     _chunks(store, [f"error in module {i}" for i in range(10)])
     _chunks(store, [f"pytest run {i}" for i in range(10)])
     _chunks(store, ["pytest reported an error"])
-    plan = store.text.plan(FTS, "pytest error")
+    plan = keyword.text_search(store.db).plan(FTS, "pytest error")
     assert plan is not None and plan.conjunctive and set(plan.used) == {"pytest", "error"}
     hits = keyword.hits(store, "chunk", "pytest error")
     assert [h.text.replace("**", "") for h in hits] == ["pytest reported an error"]
@@ -39,15 +41,15 @@ def test_all_common_terms_are_anded(store: Store) -> None:
 
 
 def test_and_skips_a_term_that_would_leave_nothing(store: Store) -> None:
-    store.text.budget = 3
+    keyword.text_search(store.db).budget = 3
     _chunks(store, [f"deploy log {i}" for i in range(10)])
     _chunks(store, [f"rollback note {i}" for i in range(10)])
-    plan = store.text.plan(FTS, "deploy rollback")
+    plan = keyword.text_search(store.db).plan(FTS, "deploy rollback")
     assert plan is not None and len(plan.used) == 1 and plan.min_rowid is not None
 
 
 def test_a_single_very_common_term_ranks_recent_matches(store: Store) -> None:
-    store.text.budget = 5
+    keyword.text_search(store.db).budget = 5
     _chunks(store, [f"cache entry {i}" for i in range(30)])
     hits = keyword.hits(store, "chunk", "cache", limit=5)
     ids = [h.id for h in hits]
@@ -60,11 +62,13 @@ def test_a_quiet_user_below_the_recency_window_still_finds_their_rows(backend: B
     alice.append_chunk("deploy checklist for the billing service")  # the oldest match
     for i in range(30):
         bob.append_chunk(f"deploy log {i}")
-    alice.text.budget = 5  # bob's 30 matches fill the recency window of 5
+    keyword.text_search(alice.db).budget = 5  # bob's 30 matches fill the recency window of 5
     hits = keyword.hits(alice, "chunk", "deploy", limit=5)
     assert [h.text.replace("**", "") for h in hits] == ["deploy checklist for the billing service"]
     assert "most recent matches" in hits[0].why
-    bob.text.budget = 5  # bob has enough recent matches: no look below the window
+    keyword.text_search(
+        bob.db
+    ).budget = 5  # bob has enough recent matches: no look below the window
     assert min(h.id for h in keyword.hits(bob, "chunk", "deploy", limit=3)) >= 27
 
 
@@ -80,11 +84,11 @@ def test_other_users_rows_do_not_crowd_out_the_owners(backend: Backend) -> None:
 def test_document_frequencies_are_cached(store: Store) -> None:
     _chunks(store, ["alpha beta"])
     keyword.hits(store, "chunk", "alpha")
-    assert (FTS, "alpha") in store.text._df
+    assert (FTS, "alpha") in keyword.text_search(store.db)._df
 
 
 def test_a_term_written_after_its_count_was_cached_is_still_found(store: Store) -> None:
-    store.text.budget = 5
+    keyword.text_search(store.db).budget = 5
     _chunks(store, [f"service note {i}" for i in range(20)])
     assert keyword.hits(store, "chunk", "kafka service")  # caches kafka as absent
     store.append_chunk("kafka consumer lag on the service")
@@ -93,7 +97,7 @@ def test_a_term_written_after_its_count_was_cached_is_still_found(store: Store) 
 
 
 def test_a_new_rare_term_is_found_even_when_the_others_are_anded(store: Store) -> None:
-    store.text.budget = 5
+    keyword.text_search(store.db).budget = 5
     _chunks(store, [f"pytest error {i}" for i in range(10)] + [f"pytest {i}" for i in range(10)])
     keyword.hits(store, "chunk", "kafka pytest error")  # kafka cached as absent, the rest AND-ed
     store.append_chunk("kafka broke")
