@@ -24,7 +24,12 @@ from bigmind.store import Store
 
 CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.197"
 BIGMIND = Path(sys.executable).parent / "bigmind"
-pytestmark = [pytest.mark.skipif(os.name == "nt", reason="POSIX signals"), pytest.mark.e2e]
+pytestmark = [
+    pytest.mark.skipif(os.name == "nt", reason="POSIX signals"),
+    pytest.mark.e2e,
+    # The first run fetches Claude Code from npm (235 MB; run_npx gives it 240 s, then skips).
+    pytest.mark.timeout(420),
+]
 
 
 def _wait_for(path: Path, text: str, timeout: float) -> str:

@@ -17,7 +17,8 @@ import pytest
 from fastmcp import Client
 from npx import npx_env, run_npx
 
-pytestmark = pytest.mark.e2e
+# The first run fetches the Inspector from npm (run_npx gives it 240 s, then skips).
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 BIGMIND = Path(sys.executable).parent / "bigmind"
