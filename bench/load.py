@@ -37,9 +37,9 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 BENCH_DIR = Path(__file__).resolve().parent
 OPS = (
@@ -213,10 +213,10 @@ class PgServer:
             import warnings
 
             warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-            import pgserver
+            from pgserver.postgres_server import get_server
 
             self._dir = tempfile.mkdtemp(prefix="bigmind-bench-pg-")
-            self._srv = pgserver.get_server(self._dir, cleanup_mode="delete")
+            self._srv = get_server(self._dir, cleanup_mode="delete")
             self.url = self._srv.get_uri()
 
     @property
@@ -244,7 +244,7 @@ class PgServer:
         keys = ("server_version", "shared_buffers", "work_mem", "max_connections",
                 "effective_cache_size", "synchronous_commit", "max_wal_size")  # fmt: skip
         with psycopg.connect(self.url, autocommit=True) as conn:
-            return {k: str(conn.execute(f"SHOW {k}").fetchone()[0]) for k in keys}  # type: ignore[index]
+            return {k: str(scalar(conn, f"SHOW {k}")) for k in keys}
 
     def configure(self, **params: str) -> bool:
         """ALTER SYSTEM SET each parameter and restart (only a server started here); True if
@@ -252,12 +252,11 @@ class PgServer:
         if self._srv is None or not params:
             return False
         import psycopg
-        from pgserver import pg_ctl
 
         with psycopg.connect(self.url, autocommit=True) as conn:
             for k, v in params.items():
                 conn.execute(f"ALTER SYSTEM SET {k} = '{v}'")
-        pg_ctl(["-w", "-m", "fast", "restart"], pgdata=self._srv.pgdata,
+        _pg_ctl()(["-w", "-m", "fast", "restart"], pgdata=self._srv.pgdata,
                user=self._srv.system_user, timeout=60)  # fmt: skip
         self._restarted = True
         return True
@@ -265,15 +264,28 @@ class PgServer:
     def close(self) -> None:
         if self._srv is not None:
             if getattr(self, "_restarted", False):  # pgserver tracks the first postmaster only
-                from pgserver import pg_ctl
-
                 try:
-                    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self._srv.pgdata,
+                    _pg_ctl()(["-w", "-m", "fast", "stop"], pgdata=self._srv.pgdata,
                            user=self._srv.system_user, timeout=60)  # fmt: skip
                 except Exception as exc:  # noqa: BLE001
                     progress(f"could not stop the PostgreSQL server: {exc}")
             self._srv.cleanup()
             self._srv = None
+
+
+def scalar(conn: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+    """The first column of the one row ``sql`` returns (psycopg)."""
+    row = conn.execute(sql, params).fetchone()
+    assert row is not None, sql
+    return row[0]
+
+
+def _pg_ctl() -> Callable[..., str]:
+    """pgserver's ``pg_ctl`` wrapper (made at import time, one per binary: mypy cannot see it)."""
+    import pgserver
+
+    pg_ctl: Callable[..., str] = pgserver.pg_ctl  # type: ignore[attr-defined]
+    return pg_ctl
 
 
 def database_of(url: str) -> str:
@@ -357,7 +369,7 @@ def preseed(backend: Any, users: Sequence[str], mode: str, chunks: int, seed: in
 
 def verify(backend: Any, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Every acknowledged write is in the database with its marker; count unacknowledged rows."""
-    out = {"acked": {"chunks": 0, "facts": 0, "sessions_started": 0, "sessions_ended": 0},
+    out: dict[str, Any] = {"acked": {"chunks": 0, "facts": 0, "sessions_started": 0, "sessions_ended": 0},
            "lost": {"chunks": 0, "facts": 0, "sessions_started": 0, "sessions_ended": 0},
            "unacked_rows": {"chunks": 0, "facts": 0}, "lost_examples": []}  # fmt: skip
     q = backend.query
@@ -417,7 +429,7 @@ def run_backend(kind: str, a: argparse.Namespace, pg: PgServer | None) -> dict[s
     workdir = Path(tempfile.mkdtemp(prefix=f"bigmind-load-{kind}-"))
     db_path = workdir / "team.db"
     db_url = pg.create_database("bigmind_load") if (kind == "postgresql" and pg) else None
-    mode = "enterprise" if db_url else "team"
+    mode: Literal["team", "enterprise"] = "enterprise" if db_url else "team"
     users = [f"user{i:02d}" for i in range(a.processes)]
     tag = uuid.uuid4().hex[:6]
     info: dict[str, Any] = {"backend": kind, "mode": mode, "processes": a.processes,

@@ -460,7 +460,11 @@ def context_lexical_hits(ix: Indexed, question: str, limit: int, context: int) -
             ids[chunk.id] = t.dia_id
         _CTX_STORES[key] = (store, ids)
     store, ids = _CTX_STORES[key]
-    return {ids[h.id]: h.score for h in keyword.hits(store, "chunk", question, limit=limit) if h.id in ids}
+    return {
+        ids[h.id]: h.score
+        for h in keyword.hits(store, "chunk", question, limit=limit)
+        if h.id in ids
+    }
 
 
 def idf_normalise(ix: Indexed, question: str, lex: dict[str, float]) -> dict[str, float]:
@@ -470,7 +474,7 @@ def idf_normalise(ix: Indexed, question: str, lex: dict[str, float]) -> dict[str
     n = len(ix.conv.turns)
     total = 0.0
     for t in terms_of(question):
-        df = ix.store.text._doc_freq("conversation_chunks_fts", t)
+        df = keyword.text_search(ix.store.db)._doc_freq("conversation_chunks_fts", t)
         if df:
             total += max(1e-6, float(np.log((n - df + 0.5) / (df + 0.5))))
     if total <= 0:

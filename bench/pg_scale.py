@@ -28,6 +28,7 @@ bench/README.md, "PostgreSQL at a million memories".
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -40,7 +41,7 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from load import PgServer, database_of, progress, with_database  # noqa: E402
+from load import PgServer, database_of, progress, scalar, with_database  # noqa: E402
 from run import CpuMeter, environment, source_fingerprint, summary_ms  # noqa: E402
 from seed import (  # noqa: E402
     CHUNK_COLUMNS,
@@ -149,17 +150,13 @@ def build(url: str, rows: int, seed: int, years: float = 2.0) -> dict[str, Any]:
             conn.execute(f"VACUUM (ANALYZE) {table}")
         stats["vacuum_analyze_s"] = round(time.perf_counter() - t, 2)
         stats["total_s"] = round(time.perf_counter() - t_all, 2)
-        stats["db_mb"] = round(
-            conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 1e6, 1
-        )
+        stats["db_mb"] = round(scalar(conn, "SELECT pg_database_size(current_database())") / 1e6, 1)
         stats["table_mb"] = {
-            table: round(
-                conn.execute("SELECT pg_total_relation_size(%s)", (table,)).fetchone()[0] / 1e6, 1
-            )
+            table: round(scalar(conn, "SELECT pg_total_relation_size(%s)", (table,)) / 1e6, 1)
             for table in BULK_TABLES
         }
         stats["tsv_gin_mb"] = {
-            name: round(conn.execute("SELECT pg_relation_size(%s)", (name,)).fetchone()[0] / 1e6, 1)
+            name: round(scalar(conn, "SELECT pg_relation_size(%s)", (name,)) / 1e6, 1)
             for name, ddl in indexes
             if "gin" in ddl
         }
@@ -171,9 +168,9 @@ def existing(url: str) -> dict[str, Any]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        n = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in BULK_TABLES}
-        mb = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 1e6
-        dep = conn.execute("SELECT count(*) FROM facts WHERE deprecated = 1").fetchone()[0]
+        n = {t: scalar(conn, f"SELECT count(*) FROM {t}") for t in BULK_TABLES}
+        mb = scalar(conn, "SELECT pg_database_size(current_database())") / 1e6
+        dep = scalar(conn, "SELECT count(*) FROM facts WHERE deprecated = 1")
     return {"reused": database_of(url), "chunks": n["conversation_chunks"], "facts": n["facts"],
             "sessions": n["sessions"], "summaries": n["session_summaries"],
             "deprecated_facts": dep, "db_mb": round(mb, 1)}  # fmt: skip
@@ -241,7 +238,7 @@ def time_queries(
             per_query.append((dt, q, stmts, len(res) if hasattr(res, "__len__") else None))
     finally:
         gc.enable()
-    out = summary_ms(times)
+    out: dict[str, Any] = {**summary_ms(times)}
     sql_ms: dict[str, list[float]] = {}
     for _dt, _q, stmts, _n in per_query:
         by: dict[str, float] = {}
@@ -324,7 +321,7 @@ def measure(url: str, n_queries: int, cpu: CpuMeter) -> dict[str, Any]:
         for name, fn, qs, before in runs:
             cold()  # each run starts from an empty cache; its warm-up fills it
             out[name] = cpu.measure(
-                name, lambda n=name, f=fn, q=qs, b=before: time_queries(n, f, q, tracer, b)
+                name, functools.partial(time_queries, name, fn, qs, tracer, before)
             )
 
         def start(_q: str) -> Any:
@@ -427,9 +424,9 @@ def vectors(url: str, n: int, dim: int, n_queries: int, seed: int) -> dict[str, 
         conn.execute("VACUUM (ANALYZE) vec_chunk")
         conn.execute("VACUUM (ANALYZE) embeddings")
         out["vec_chunk_mb"] = round(
-            conn.execute("SELECT pg_total_relation_size('vec_chunk')").fetchone()[0] / 1e6, 1
+            scalar(conn, "SELECT pg_total_relation_size('vec_chunk')") / 1e6, 1
         )
-        out["ef_search"] = conn.execute("SHOW hnsw.ef_search").fetchone()[0]
+        out["ef_search"] = scalar(conn, "SHOW hnsw.ef_search")
     progress(f"vectors: HNSW built in {out['hnsw_build_s']} s")
 
     backend = connect_pg(url)

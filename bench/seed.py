@@ -118,7 +118,8 @@ class MemoryRows:
     def sessions(self, n: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         """(session rows, summary rows): chronological, closed, most with a Tier-2 summary."""
         rng, gen, me = self.rng, self.gen, self.me
-        session_rows, summary_rows = [], []
+        session_rows: list[tuple[Any, ...]] = []
+        summary_rows: list[tuple[Any, ...]] = []
         for start in sorted(self.now - rng.uniform(2 * 3600, self.span) for _ in range(n)):
             sid = self._uid()
             auto = rng.random() < 0.02
@@ -149,7 +150,7 @@ class MemoryRows:
         per_session = [0] * len(sess)
         for _ in range(n):
             per_session[rng.randrange(len(sess))] += 1
-        placed = []  # (created_at epoch, session index, seq)
+        placed: list[tuple[float, int, int]] = []  # (created_at epoch, session index, seq)
         for i, count in enumerate(per_session):
             _sid, start, end = sess[i]
             step = (end - start) / (count + 1)
@@ -172,9 +173,9 @@ class MemoryRows:
                 when_from.append((now - rng.uniform(3600, self.span), None))
         when_from.sort(key=lambda x: x[0])
         seen: set[str] = set()
-        for created, i in when_from:
-            gen.topic = None if i is None else self.topics[i]
-            sid = None if i is None else sess[i][0]
+        for created, at in when_from:
+            gen.topic = None if at is None else self.topics[at]
+            sid = None if at is None else sess[at][0]
             cat, text = gen.fact()
             digest = content_hash(text)
             while digest in seen:

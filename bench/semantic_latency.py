@@ -35,6 +35,7 @@ Bulk-import throughput (texts/s) is measured once with 1 and 2 ONNX threads.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import sys
@@ -76,7 +77,8 @@ KNN_KINDS = ("chunk", *EXTRA_VECTORS["chunk"])
 
 # -- vectors -----------------------------------------------------------------------------------
 def normalise(v: np.ndarray) -> np.ndarray:
-    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+    out: np.ndarray = (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+    return out
 
 
 def synthetic(real: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -442,7 +444,11 @@ def one_size(
         del bulk
         out["size"] = sizes_mb(db)
         recall = Recall(store, sem)
-        qvecs = [sem.embed_query(q) for q in queries]  # fills the query cache
+        qvecs: list[np.ndarray] = []
+        for q in queries:  # fills the query cache
+            qvec = sem.embed_query(q)
+            assert qvec is not None, "the model is loaded: every query gets a vector"
+            qvecs.append(qvec)
         out["cold"] = cold(sem, recall, store.uid, queries[-1], qvecs[-1], n)
         progress(f"cold: {out['cold']}")
         gc.collect()
@@ -645,7 +651,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         result["throughput"], basis = result["throughput"]
     for n in sizes:
-        r = cpu.measure(str(n), lambda n=n: one_size(n, a, queries, basis, rng))
+        r = cpu.measure(str(n), functools.partial(one_size, n, a, queries, basis, rng))
         r["cpu"] = cpu.sections[str(n)]
         result["sizes"].append(r)
         if a.json:
