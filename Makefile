@@ -26,7 +26,7 @@ test:
 
 # The README's test command (.ci/run runs it verbatim), with CI's screenshot folder.
 test-all:
-	SCREENSHOT_DIR="$(CURDIR)/.artifacts/screenshots" $(PY) -m pytest
+	SCREENSHOT_DIR="$(CURDIR)/.artifacts/screenshots" $(PY) -m pytest -n auto
 
 lint:
 	$(RUFF) check $(CODE)
