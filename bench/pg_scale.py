@@ -12,7 +12,7 @@ As any bulk load does, the secondary indexes the migrations made are dropped bef
 re-created from their own definitions (``pg_indexes.indexdef``) afterwards, then ``VACUUM
 ANALYZE``. Timed in-process, through the store as the tools call it:
 
-* ``Store.search_chunks`` / ``Store.search_facts`` (limit 10), 200 natural-language questions and
+* ``keyword.hits`` of chunks / facts (limit 10), 200 natural-language questions and
   200 keyword queries (``TextGen.question`` / ``keyword_query``), after 20 warm-up queries, with
   the store's term-frequency cache warm (as in a running server) and cold (cleared before each
   query: a query whose terms the server has not seen for 5 minutes);
@@ -53,6 +53,7 @@ from seed import (  # noqa: E402
 )
 from textgen import TextGen  # noqa: E402
 
+from bigmind import keyword  # noqa: E402
 from bigmind.context import build_context  # noqa: E402
 from bigmind.pg import PostgresBackend, connect_pg, translate  # noqa: E402
 from bigmind.store import Store  # noqa: E402
@@ -299,7 +300,7 @@ def measure(url: str, n_queries: int, cpu: CpuMeter) -> dict[str, Any]:
         gen = TextGen(seed=7)
         questions = [gen.question() for _ in range(n_queries)]
         keywords = [gen.keyword_query() for _ in range(n_queries)]
-        text = store.text
+        text = keyword.text_search(store.db)
 
         def cold() -> None:
             text._df.clear()
@@ -309,12 +310,12 @@ def measure(url: str, n_queries: int, cpu: CpuMeter) -> dict[str, Any]:
             return lambda q: Recall(store, None).search(q, 10, [kind]).hits
 
         runs = [
-            ("search_chunks questions", lambda q: store.search_chunks(q, 10), questions, None),
-            ("search_chunks keywords", lambda q: store.search_chunks(q, 10), keywords, None),
-            ("search_chunks questions, cold term cache", lambda q: store.search_chunks(q, 10), questions, cold),
-            ("search_facts questions", lambda q: store.search_facts(q, 10), questions, None),
-            ("search_facts keywords", lambda q: store.search_facts(q, 10), keywords, None),
-            ("search_facts questions, cold term cache", lambda q: store.search_facts(q, 10), questions, cold),
+            ("search_chunks questions", lambda q: keyword.hits(store, "chunk", q, 10), questions, None),
+            ("search_chunks keywords", lambda q: keyword.hits(store, "chunk", q, 10), keywords, None),
+            ("search_chunks questions, cold term cache", lambda q: keyword.hits(store, "chunk", q, 10), questions, cold),
+            ("search_facts questions", lambda q: keyword.hits(store, "fact", q, 10), questions, None),
+            ("search_facts keywords", lambda q: keyword.hits(store, "fact", q, 10), keywords, None),
+            ("search_facts questions, cold term cache", lambda q: keyword.hits(store, "fact", q, 10), questions, cold),
             ("Recall chunk (memory_search_chunks) questions", recall("chunk"), questions, None),
             ("Recall fact (memory_search_facts) questions", recall("fact"), questions, None),
         ]  # fmt: skip

@@ -47,6 +47,7 @@ from mcpwire import StdioServer
 from seed import seed
 from textgen import TextGen
 
+from bigmind import keyword
 from bigmind.context import build_context
 from bigmind.db import connect
 from bigmind.store import Store
@@ -428,13 +429,13 @@ def bench_store_search(db_path: Path, queries: list[str]) -> dict[str, Any]:
     try:
         store = Store(backend, USER)
         for q in queries[:20]:  # warm-up: page cache and statement cache
-            store.search_chunks(q, 10)
+            keyword.hits(store, "chunk", q, 10)
         times = []
         hits = []
         gc.disable()
         try:
             for q in queries:
-                dt, res = timed(lambda q=q: store.search_chunks(q, 10))  # type: ignore[misc]
+                dt, res = timed(lambda q=q: keyword.hits(store, "chunk", q, 10))  # type: ignore[misc]
                 times.append(dt)
                 hits.append(len(res))
         finally:

@@ -1,0 +1,168 @@
+"""memory_recall and memory_store_fact over stdio, model loaded: this checkout against another.
+
+Seeds one memory (2,000 facts, 500 chunks, 50 sessions by default), embeds it once, then
+starts one ``bigmind serve`` per code base on its own copy — this checkout, and optionally a
+``--baseline`` checkout of another revision (``git worktree add /tmp/before REV``) — and
+times the same calls on both, interleaved call by call (so a busy machine slows both
+alike): ``--queries`` memory_recall questions, then ``--stores`` new facts. Reports p50 / p95
+per server and the ratio of this checkout to the baseline.
+
+    python bench/recall_stdio.py --baseline /tmp/before --workdir /tmp/recall-bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mcpwire import StdioServer
+from seed import seed
+from textgen import TextGen
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL = ROOT / ".cache" / "bigmind-tests" / "minilm-onnx-0.1.0-v1"
+BIGMIND = Path(sys.executable).parent / "bigmind"
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def summary(samples_s: Sequence[float]) -> dict[str, float]:
+    ms = [s * 1000 for s in samples_s]
+    return {
+        "p50_ms": round(statistics.median(ms), 2),
+        "p95_ms": round(percentile(ms, 0.95), 2),
+        "n": len(ms),
+    }
+
+
+def prepare(workdir: Path, model: Path, facts: int, chunks: int, sessions: int) -> Path:
+    """The seeded memory with every vector in place (kept in ``workdir`` for later runs)."""
+    db = workdir / f"seed-{facts}-{chunks}-{sessions}.db"
+    if db.exists():
+        return db
+    seed(db, facts=facts, chunks=chunks, sessions=sessions, user="bench")
+    from bigmind.config import Settings
+    from bigmind.db import connect
+    from bigmind.semantic import Semantic
+
+    backend = connect(db)
+    try:
+        sem = Semantic(backend, Settings(db_path=db, user="bench", embed_model=str(model)))
+        sem.load_now()
+        t0 = time.perf_counter()
+        n = sem.embed_backlog()
+        print(f"embedded {n} texts in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        backend.query("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        backend.close()
+    return db
+
+
+def start(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env |= {
+        "BIGMIND_DB_PATH": str(db),
+        "BIGMIND_USER": "bench",
+        "BIGMIND_EMBED_MODEL": str(model),
+        "BIGMIND_WEB": "0",
+        "HOME": str(db.parent / f"home-{name}"),
+    }
+    if code is not None:  # that checkout's package first, ahead of the editable install
+        env["PYTHONPATH"] = str(code)
+    server = StdioServer([str(BIGMIND), "serve"], env)
+    server.initialize()
+    deadline = time.monotonic() + 300
+    while True:  # the first call opens the memory and starts the model loading
+        stats = server.call_tool("memory_get_stats", {})
+        sem = (stats.get("structuredContent") or {}).get("semantic", {})
+        if sem.get("state") == "ready" and not sem.get("waiting"):
+            return server
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name}: the semantic index never became ready: {sem}")
+        time.sleep(0.5)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    db = prepare(args.workdir, args.model, args.facts, args.chunks, args.sessions)
+    servers: dict[str, StdioServer] = {}
+    try:
+        for name, code in (("current", None), ("baseline", args.baseline)):
+            if name == "baseline" and code is None:
+                continue
+            copy = args.workdir / f"{name}.db"
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(copy) + suffix).unlink(missing_ok=True)
+            shutil.copy(db, copy)
+            servers[name] = start(name, code, copy, args.model)
+        gen = TextGen(7)
+        questions = [gen.question() for _ in range(args.queries)]
+        times: dict[str, dict[str, list[float]]] = {n: {"recall": [], "store": []} for n in servers}
+        order = list(servers)
+        for q in questions[: args.warmup]:
+            for s in servers.values():
+                s.call_tool("memory_recall", {"query": q, "limit": 10})
+        for i, q in enumerate(questions):
+            for name in order if i % 2 == 0 else order[::-1]:
+                t0 = time.perf_counter()
+                servers[name].call_tool("memory_recall", {"query": q, "limit": 10})
+                times[name]["recall"].append(time.perf_counter() - t0)
+        for i in range(args.stores):
+            category, text = gen.fact()
+            for name in order if i % 2 == 0 else order[::-1]:
+                t0 = time.perf_counter()
+                servers[name].call_tool(
+                    "memory_store_fact", {"category": category, "fact": f"{text} ({i})"}
+                )
+                times[name]["store"].append(time.perf_counter() - t0)
+        out: dict[str, Any] = {
+            n: {op: summary(v) for op, v in ops.items()} for n, ops in times.items()
+        }
+        if "baseline" in out:
+            out["ratio_current_to_baseline"] = {
+                op: {
+                    k: round(out["current"][op][k] / out["baseline"][op][k], 2)
+                    for k in ("p50_ms", "p95_ms")
+                }
+                for op in ("recall", "store")
+            }
+        return out
+    finally:
+        for s in servers.values():
+            s.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--baseline", type=Path, help="a checkout of the revision to compare with")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="exported ONNX model dir")
+    p.add_argument("--workdir", type=Path, default=Path("/tmp/bigmind-recall-bench"))
+    p.add_argument("--facts", type=int, default=2_000)
+    p.add_argument("--chunks", type=int, default=500)
+    p.add_argument("--sessions", type=int, default=50)
+    p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--stores", type=int, default=100)
+    args = p.parse_args(argv)
+    if not (args.model / "model.onnx").exists() and not any(args.model.glob("*.onnx")):
+        print(
+            f"no ONNX model in {args.model}: run the tests once, or pass --model", file=sys.stderr
+        )
+        return 2
+    print(json.dumps(run(args), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
