@@ -5,7 +5,7 @@
     python bench/load.py --backend postgresql --json /tmp/load.json
 
 Each client process builds the server exactly as ``bigmind serve`` does
-(``bigmind.app.build_server`` with a ``Runtime(background=True)``) and talks to it through an
+(``bigmind.mcp.server.build_server`` with a ``Runtime(background=True)``) and talks to it through an
 in-memory ``fastmcp.Client``, then loops over "conversations" for ``--seconds``:
 ``memory_start_session``, three turns of ``memory_search_facts`` + ``memory_search_chunks`` +
 ``memory_append_chunk``, two ``memory_store_fact``, one more ``memory_append_chunk``, and
@@ -80,8 +80,8 @@ async def _client(cfg: dict[str, Any], barrier: Any) -> dict[str, Any]:
     from fastmcp import Client
     from textgen import TextGen
 
-    from bigmind.app import build_server
     from bigmind.config import Settings
+    from bigmind.mcp.server import build_server
     from bigmind.runtime import Runtime
 
     t0 = time.perf_counter()
@@ -309,7 +309,7 @@ def preseed(backend: Any, users: Sequence[str], mode: str, chunks: int, seed: in
     from textgen import TextGen
 
     from bigmind.models import content_hash
-    from bigmind.store import Store
+    from bigmind.storage.store import Store
 
     if chunks <= 0:
         for u in users:
@@ -424,7 +424,7 @@ def run_backend(kind: str, a: argparse.Namespace, pg: PgServer | None) -> dict[s
     from run import CpuMeter
 
     from bigmind.config import Settings
-    from bigmind.db import open_database
+    from bigmind.storage.connect import open_database
 
     workdir = Path(tempfile.mkdtemp(prefix=f"bigmind-load-{kind}-"))
     db_path = workdir / "team.db"

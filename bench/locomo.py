@@ -53,10 +53,10 @@ from locomo_methods import (  # noqa: E402
     zscore_normalise,
 )
 
-from bigmind import keyword  # noqa: E402
-from bigmind.db import connect  # noqa: E402
-from bigmind.search import stem_prefix, terms_of  # noqa: E402
-from bigmind.store import Store  # noqa: E402
+from bigmind.search import keyword  # noqa: E402
+from bigmind.search.terms import stem_prefix, terms_of  # noqa: E402
+from bigmind.storage.connect import connect  # noqa: E402
+from bigmind.storage.store import Store  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo-dev.json"
 CACHE = HERE / ".cache"
@@ -544,7 +544,7 @@ def product_semantic(ix: Indexed) -> Any:
     """The product's semantic index over the stored chunks: the ONNX model, sqlite-vec tables,
     every chunk embedded in the foreground (what the server's background thread does)."""
     from bigmind.config import Settings
-    from bigmind.semantic import Semantic
+    from bigmind.search.semantic import Semantic
 
     model = Path(os.environ.get("BIGMIND_BENCH_MODEL", MODEL_DIR))
     if not model.is_dir():
@@ -557,7 +557,7 @@ def product_semantic(ix: Indexed) -> Any:
 
 
 def product_ranker() -> Callable[[Indexed, str], list[str]] | None:
-    from bigmind.recall import Recall
+    from bigmind.search.recall import Recall
 
     semantic_cache: dict[str, Any] = {}
 

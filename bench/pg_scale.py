@@ -4,8 +4,8 @@
     python bench/pg_scale.py --rows 50000          # smoke run
     python bench/pg_scale.py --vectors --vector-rows 100000   # + pgvector HNSW KNN
 
-The schema comes from ``bigmind.pg.connect_pg`` (the real migrations: ``tsv`` generated
-columns, GIN and b-tree indexes), the user row and profile from ``bigmind.store.Store``. Rows
+The schema comes from ``bigmind.storage.pg.connect_pg`` (the real migrations: ``tsv`` generated
+columns, GIN and b-tree indexes), the user row and profile from ``bigmind.storage.store.Store``. Rows
 (the same columns and the same synthetic text as ``seed.py`` / ``textgen.py``) are then streamed
 with ``COPY … FROM STDIN`` (psycopg ``cursor.copy``); PostgreSQL computes every ``tsv`` itself.
 As any bulk load does, the secondary indexes the migrations made are dropped before the COPY and
@@ -53,10 +53,11 @@ from seed import (  # noqa: E402
 )
 from textgen import TextGen  # noqa: E402
 
-from bigmind import keyword  # noqa: E402
-from bigmind.context import build_context  # noqa: E402
-from bigmind.pg import PostgresBackend, connect_pg, translate  # noqa: E402
-from bigmind.store import Store  # noqa: E402
+from bigmind.memory.context import build_context  # noqa: E402
+from bigmind.search import keyword  # noqa: E402
+from bigmind.storage.connect import connect_pg  # noqa: E402
+from bigmind.storage.pg import PostgresBackend, translate  # noqa: E402
+from bigmind.storage.store import Store  # noqa: E402
 
 USER = "bench"
 DAY = 86_400.0
@@ -290,7 +291,7 @@ def explain(url: str, sql: str, params: Sequence[Any]) -> str:
 
 
 def measure(url: str, n_queries: int, cpu: CpuMeter) -> dict[str, Any]:
-    from bigmind.recall import Recall
+    from bigmind.search.recall import Recall
 
     backend = connect_pg(url)
     tracer = Tracer(backend)
@@ -372,7 +373,7 @@ def vectors(url: str, n: int, dim: int, n_queries: int, seed: int) -> dict[str, 
     from pgvector.psycopg import register_vector
 
     from bigmind.models import now_ts
-    from bigmind.vectors import VectorStore
+    from bigmind.search.vectors import VectorStore
 
     out: dict[str, Any] = {"rows": n, "dim": dim, "model": "random-unit (no model)"}
     backend = connect_pg(url)

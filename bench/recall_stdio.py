@@ -53,8 +53,8 @@ def prepare(workdir: Path, model: Path, facts: int, chunks: int, sessions: int) 
         return db
     seed(db, facts=facts, chunks=chunks, sessions=sessions, user="bench")
     from bigmind.config import Settings
-    from bigmind.db import connect
-    from bigmind.semantic import Semantic
+    from bigmind.search.semantic import Semantic
+    from bigmind.storage.connect import connect
 
     backend = connect(db)
     try:

@@ -47,10 +47,10 @@ from mcpwire import StdioServer
 from seed import seed
 from textgen import TextGen
 
-from bigmind import keyword
-from bigmind.context import build_context
-from bigmind.db import connect
-from bigmind.store import Store
+from bigmind.memory.context import build_context
+from bigmind.search import keyword
+from bigmind.storage.connect import connect
+from bigmind.storage.store import Store
 
 BENCH_DIR = Path(__file__).resolve().parent
 USER = "bench"
@@ -639,7 +639,7 @@ class Smoke:
 
 def exported_model_dir() -> Path | None:
     """The ONNX model the tests export (``.cache/bigmind-tests/``), or BIGMIND_BENCH_MODEL."""
-    from bigmind.embedder import METADATA_FILE
+    from bigmind.search.embedder import METADATA_FILE
 
     given = os.environ.get("BIGMIND_BENCH_MODEL")
     if given:

@@ -3,8 +3,8 @@
     python bench/seed.py --db /tmp/bench.db                      # 100k facts, 100k chunks, 10k sessions
     python bench/seed.py --db /tmp/small.db --facts 5000 --chunks 5000 --sessions 500
 
-The schema comes from ``bigmind.db.connect`` (so migrations and FTS triggers are
-the real ones) and the user row from ``bigmind.store.Store``. Rows are then
+The schema comes from ``bigmind.storage.db.connect`` (so migrations and FTS triggers are
+the real ones) and the user row from ``bigmind.storage.store.Store``. Rows are then
 written with multi-row ``INSERT … VALUES`` statements, one write transaction per
 table, through the backend's public transaction API, with the same columns the
 store writes (``Store.start_session`` / ``end_session``, ``append_chunk``,
@@ -30,9 +30,10 @@ from typing import Any
 
 from textgen import TextGen
 
-from bigmind.db import Tx, connect
 from bigmind.models import AUTO_CLOSED_ONE_LINER, TS_FORMAT, content_hash
-from bigmind.store import Store
+from bigmind.storage.connect import connect
+from bigmind.storage.db import Tx
+from bigmind.storage.store import Store
 
 DAY = 86_400.0
 BATCH_ROWS = 400  # rows per INSERT statement (≤ 12 columns → < 5,000 parameters)

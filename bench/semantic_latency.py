@@ -50,20 +50,20 @@ from seed import seed
 from textgen import TextGen
 
 from bigmind.config import Settings
-from bigmind.db import connect
-from bigmind.embedder import OnnxEmbedder
-from bigmind.recall import Recall
-from bigmind.search import terms_of
-from bigmind.semantic import Semantic
-from bigmind.store import Store
-from bigmind.vecindex import CANDIDATES, FULL_SCAN_MAX
-from bigmind.vectors import (
+from bigmind.search.embedder import OnnxEmbedder
+from bigmind.search.recall import Recall
+from bigmind.search.semantic import Semantic
+from bigmind.search.terms import terms_of
+from bigmind.search.vecindex import CANDIDATES, FULL_SCAN_MAX
+from bigmind.search.vectors import (
     EXTRA_VECTORS,
     LOAD_ON_DEMAND_MAX,
     SOURCES,
     Pending,
     VectorStore,
 )
+from bigmind.storage.connect import connect
+from bigmind.storage.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / ".cache" / "bigmind-tests" / "minilm-onnx-0.1.0-v1"

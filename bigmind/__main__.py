@@ -1,5 +1,5 @@
 import sys
 
-from bigmind.cli import main
+from bigmind.cli.main import main
 
 sys.exit(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import getpass
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -82,8 +83,6 @@ class Settings(BaseSettings):
     def database(self) -> str:
         """Where the memory lives, for messages: the SQLite file or the DSN without password."""
         if self.db_url:
-            from bigmind.pg import redact
-
             return redact(self.db_url)
         return str(self.db_path)
 
@@ -96,3 +95,16 @@ class Settings(BaseSettings):
     def models_dir(self) -> Path:
         """Where `bigmind model export` puts models and named models are looked up."""
         return self.data_dir / "models"
+
+
+def redact(url: str) -> str:
+    """The DSN without its password, for messages and logs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable DSN>"
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))

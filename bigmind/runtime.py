@@ -14,15 +14,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bigmind.config import Settings
-from bigmind.db import open_database
 from bigmind.errors import BigMindError
-from bigmind.store import Store
-from bigmind.usage import FLUSH_AFTER_S, USE_TOP, UsageTally
+from bigmind.memory.usage import FLUSH_AFTER_S, USE_TOP, UsageTally
+from bigmind.storage.connect import open_database
+from bigmind.storage.store import Store
 
 if TYPE_CHECKING:
     from bigmind.models import Hit
-    from bigmind.recall import Recall
-    from bigmind.semantic import Semantic
+    from bigmind.search.recall import Recall
+    from bigmind.search.semantic import Semantic
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -79,7 +79,7 @@ class Runtime:
         backend = open_database(s)
         store = Store(backend, s.user, mode=s.mode)
         if self.background:
-            from bigmind.semantic import Semantic
+            from bigmind.search.semantic import Semantic
 
             self._semantic = Semantic(backend, s)
             self._semantic.start()
@@ -92,7 +92,7 @@ class Runtime:
         return self._semantic
 
     def recall(self) -> Recall:
-        from bigmind.recall import Recall
+        from bigmind.search.recall import Recall
 
         return Recall(self.store, self.semantic)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 # Run from a checkout without installing: make the sibling `bigmind` package importable.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bigmind.cli import main
+from bigmind.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["serve", *sys.argv[1:]]))

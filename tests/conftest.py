@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from fastmcp import Client
 
-from bigmind.app import build_server
 from bigmind.config import Settings
-from bigmind.db import Backend, open_database
+from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
-from bigmind.store import Store
+from bigmind.storage.connect import open_database
+from bigmind.storage.db import Backend
+from bigmind.storage.store import Store
 
 # Session-scoped exported MiniLM (tests/model_fixture.py); PostgreSQL databases (pg_fixture.py).
 pytest_plugins = ["model_fixture", "pg_fixture"]

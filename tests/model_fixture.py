@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from bigmind.embedder import FORMAT_VERSION, METADATA_FILE, ModelMetadata, OnnxEmbedder
 from bigmind.errors import BigMindError
+from bigmind.search.embedder import FORMAT_VERSION, METADATA_FILE, ModelMetadata, OnnxEmbedder
 
 CACHE_ROOT = Path(__file__).resolve().parent.parent / ".cache" / "bigmind-tests"
 BIGMIND = Path(sys.executable).parent / "bigmind"

@@ -51,7 +51,7 @@ def pg_server_url() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def pg_template(pg_server_url: str) -> str:
     """A database migrated to the current schema, copied for each test."""
-    from bigmind.pg import connect_pg
+    from bigmind.storage.connect import connect_pg
 
     name = f"{TEMPLATE}_{uuid.uuid4().hex[:8]}"
     with _admin(pg_server_url) as conn:

@@ -18,11 +18,11 @@ from fastmcp import Client
 from fastmcp.exceptions import ToolError
 from mcp_calls import Cli, call
 
-from bigmind.app import build_server
 from bigmind.config import Settings
+from bigmind.mcp.server import build_server
+from bigmind.memory.users import set_role
 from bigmind.models import ts_ago
 from bigmind.runtime import Runtime
-from bigmind.users import set_role
 
 MARKER = "zebrasecret"  # in every private row alice writes
 PENDING = "yakpending"  # in alice's pending company entry: hers and the curators' only

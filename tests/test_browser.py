@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 from web_world import SCRIPT_FACT, WebWorld, seed_world
 
-from bigmind import globalkb
 from bigmind.config import Settings
+from bigmind.memory import globalkb
+from bigmind.memory.users import set_role
 from bigmind.runtime import Runtime
-from bigmind.users import set_role
-from bigmind.webserver import profile_server
+from bigmind.web.server import profile_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():

@@ -10,8 +10,8 @@ from itertools import pairwise
 
 import pytest
 
-from bigmind import charts
-from bigmind.charts import bars, calibration, cloud_size, compact, heatmap, line
+from bigmind.web import charts
+from bigmind.web.charts import bars, calibration, cloud_size, compact, heatmap, line
 
 NS = "{http://www.w3.org/2000/svg}"
 END = date(2026, 3, 3)  # a Tuesday

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from npx import npx_command, npx_env, run_npx
 
-from bigmind.store import Store
+from bigmind.storage.store import Store
 
 CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.197"
 BIGMIND = Path(sys.executable).parent / "bigmind"

@@ -12,7 +12,7 @@ import pytest
 from model_fixture import EXPORT_TIMEOUT_S, export_of_this_run, run_export
 
 from bigmind import __version__
-from bigmind.cli import COMMANDS, main
+from bigmind.cli.main import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parent.parent
 BIGMIND = Path(sys.executable).parent / "bigmind"
@@ -79,8 +79,8 @@ def test_unusable_db_path_names_the_setting(tmp_path: Path) -> None:
 
 def test_export_then_import_on_the_command_line(tmp_path: Path) -> None:
     env = {"BIGMIND_DB_PATH": str(tmp_path / "a.db"), "BIGMIND_USER": "carol"}
-    from bigmind.db import connect
-    from bigmind.store import Store
+    from bigmind.storage.connect import connect
+    from bigmind.storage.store import Store
 
     b = connect(tmp_path / "a.db")
     Store(b, "carol").store_fact("preference", "Prefers tabs")
@@ -110,8 +110,8 @@ def test_export_then_import_on_the_command_line(tmp_path: Path) -> None:
 
 
 def test_reindex_embeds_everything_with_a_progress_bar(tmp_path: Path, model_dir: Path) -> None:
-    from bigmind.db import connect
-    from bigmind.store import Store
+    from bigmind.storage.connect import connect
+    from bigmind.storage.store import Store
 
     db = tmp_path / "m.db"
     b = connect(db)
@@ -144,7 +144,7 @@ def test_model_export_writes_a_loadable_model(tmp_path: Path, model_dir: Path) -
     assert done.returncode == 0, done.stderr
     assert "all-MiniLM-L6-v2 (384 d" in done.stdout and "max |diff| vs torch" in done.stdout
     assert f"BIGMIND_EMBED_MODEL={target}" in done.stdout
-    from bigmind.embedder import OnnxEmbedder
+    from bigmind.search.embedder import OnnxEmbedder
 
     assert OnnxEmbedder(target).embed(["hello"]).shape == (1, 384)
     again = tmp_path / "elsewhere"

@@ -1,6 +1,6 @@
 """`bigmind search`, `recall`, `stats` and `user` on a seeded temporary database.
 
-Most tests call ``bigmind.cli.main`` in-process (the conftest points BIGMIND_DB_PATH at a
+Most tests call ``bigmind.cli.main.main`` in-process (the conftest points BIGMIND_DB_PATH at a
 temp file and sets BIGMIND_USER=alice); the error-path tests run the real executable to see
 exactly what a user sees: one line on stderr, an exit code, no traceback.
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from bigmind import journal, savings, users
-from bigmind.cli import main
+from bigmind.cli.main import main
 from bigmind.errors import Forbidden, InvalidInput, NotFound
-from bigmind.store import Store
+from bigmind.memory import journal, savings, users
+from bigmind.storage.store import Store
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
 

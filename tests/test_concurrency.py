@@ -1,7 +1,7 @@
 """Several server processes sharing one database file, and data surviving restarts.
 
 Each writer is a separate Python process (tests/fixtures/concurrent_writer.py) that
-opens the same file with ``bigmind.db.connect`` and a ``Store``, exactly like a second
+opens the same file with ``bigmind.storage.db.connect`` and a ``Store``, exactly like a second
 IDE starting its own BigMind server. A stdin/stdout handshake starts them together:
 all open the (empty) file at once, so they also race on migrating it, then all write
 at once.
@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from bigmind import keyword
-from bigmind.db import SQLiteBackend, connect
-from bigmind.migrations import FTS_TABLES, MIGRATIONS, applied, migrate
-from bigmind.store import Store
+from bigmind.search import keyword
+from bigmind.storage.connect import connect
+from bigmind.storage.db import SQLiteBackend
+from bigmind.storage.migrations import FTS_TABLES, MIGRATIONS, applied, migrate
+from bigmind.storage.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

@@ -6,15 +6,15 @@ import re
 
 import pytest
 
-from bigmind.context import (
+from bigmind.memory.context import (
     PACKET_BUDGET,
     TIER_0_BUDGET,
     TIER_G_BUDGET,
     build_context,
 )
-from bigmind.db import SQLiteBackend
 from bigmind.models import now_ts
-from bigmind.store import Store
+from bigmind.storage.db import SQLiteBackend
+from bigmind.storage.store import Store
 from bigmind.tokens import count_tokens
 
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bigmind.db import SQLiteBackend, connect
 from bigmind.errors import BackendUnavailable
+from bigmind.storage.connect import connect
+from bigmind.storage.db import SQLiteBackend
 
 
 @pytest.mark.sqlite_only

@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from pg_fixture import with_database
 
-from bigmind.cli import main
+from bigmind.cli.doctor import MARKS
+from bigmind.cli.main import main
 from bigmind.config import Settings
-from bigmind.db import Backend
-from bigmind.doctor import MARKS
-from bigmind.migrations import SCHEMA_VERSION
-from bigmind.pg import redact
 from bigmind.runtime import Runtime
-from bigmind.store import Store
-from bigmind.webserver import profile_server
+from bigmind.storage.db import Backend
+from bigmind.storage.migrations import SCHEMA_VERSION
+from bigmind.storage.pg import redact
+from bigmind.storage.store import Store
+from bigmind.web.server import profile_server
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
 PG_CHECKS = [
@@ -244,10 +244,10 @@ def test_missing_pgvector_is_a_warning_that_vectors_are_off(
 ) -> None:
     import logging
 
-    from bigmind.pg import PostgresBackend
+    from bigmind.storage.pg import PostgresBackend
 
     def without_vector(self: PostgresBackend) -> None:
-        logging.getLogger("bigmind.pg").warning(
+        logging.getLogger("bigmind.storage.pg").warning(
             "pgvector is not available (%s); vectors disabled", 'extension "vector" is missing'
         )
 
@@ -442,7 +442,7 @@ def test_vectors_of_another_model_are_a_warning_to_reindex(
     backend: Backend,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from bigmind.vectors import VectorStore
+    from bigmind.search.vectors import VectorStore
 
     VectorStore(backend).adopt("some-other-model", 8)
     monkeypatch.setenv("BIGMIND_EMBED_MODEL", str(model_dir))
@@ -509,7 +509,7 @@ def test_quick_checks_never_load_the_model(
     # not even the ONNX runtime is imported. Checked in a fresh interpreter.
     monkeypatch.setenv("BIGMIND_EMBED_MODEL", str(model_dir))
     script = (
-        "import json, sys; from pathlib import Path; from bigmind.doctor import run_checks; "
+        "import json, sys; from pathlib import Path; from bigmind.cli.doctor import run_checks; "
         f"checks = run_checks(Path({str(tmp_path)!r}), quick=True); "
         "print(json.dumps({'onnxruntime': 'onnxruntime' in sys.modules, "
         "'embedder': next(c.detail for c in checks if c.name == 'embedder')}))"

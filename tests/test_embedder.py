@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from bigmind.config import Settings
-from bigmind.embedder import (
+from bigmind.errors import BackendUnavailable, ExportError, InvalidInput
+from bigmind.search.embedder import (
     METADATA_FILE,
     ONNX_FILE,
     Embedder,
@@ -21,7 +22,6 @@ from bigmind.embedder import (
     load_embedder,
     resolve_model_dir,
 )
-from bigmind.errors import BackendUnavailable, ExportError, InvalidInput
 
 LONG_TEXT = " ".join(
     f"Memory {i}: the deploy script rotates credentials, then restarts the workers."
@@ -194,7 +194,7 @@ def test_load_embedder_uses_settings(tmp_path: Path, model_dir: Path) -> None:
 
 
 def test_reexport_replaces_an_earlier_export(tmp_path: Path, model_dir: Path) -> None:
-    from bigmind.modelfiles import export_model
+    from bigmind.search.modelfiles import export_model
 
     target = tmp_path / "models" / "all-MiniLM-L6-v2"
     shutil.copytree(model_dir, target)  # stands in for the first export
@@ -212,7 +212,7 @@ def test_reexport_replaces_an_earlier_export(tmp_path: Path, model_dir: Path) ->
 
 
 def test_export_refuses_to_clobber_foreign_directories(tmp_path: Path) -> None:
-    from bigmind.modelfiles import export_model
+    from bigmind.search.modelfiles import export_model
 
     foreign = tmp_path / "photos"
     foreign.mkdir()
@@ -229,7 +229,7 @@ def test_export_refuses_to_clobber_foreign_directories(tmp_path: Path) -> None:
 
 
 def test_unknown_hub_model_fails_with_a_clear_message(tmp_path: Path) -> None:
-    from bigmind.modelfiles import export_model
+    from bigmind.search.modelfiles import export_model
 
     with pytest.raises(ExportError, match="needs internet access"):
         export_model("bigmind-tests/no-such-model", tmp_path / "out", log=lambda _: None)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from bigmind import diff, focus, journal, people, savings
-from bigmind.context import build_context
-from bigmind.db import SQLiteBackend
 from bigmind.errors import InvalidInput, NotFound
+from bigmind.memory import diff, focus, journal, people, savings
+from bigmind.memory.context import build_context
 from bigmind.models import ts_ago
-from bigmind.store import Store
+from bigmind.storage.db import SQLiteBackend
+from bigmind.storage.store import Store
 
 
 def _idle(backend: SQLiteBackend, session_id: str, minutes: int) -> None:

@@ -11,16 +11,16 @@ import pytest
 from fastmcp import Client
 from mcp_calls import Cli, call, refused
 
-from bigmind import globalkb
-from bigmind.app import build_server
 from bigmind.config import Settings
-from bigmind.context import PACKET_BUDGET, TIER_G_BUDGET, build_context
-from bigmind.db import Backend
-from bigmind.recall import Recall
+from bigmind.mcp.server import build_server
+from bigmind.memory import globalkb
+from bigmind.memory.context import PACKET_BUDGET, TIER_G_BUDGET, build_context
+from bigmind.memory.users import add_user, set_role
 from bigmind.runtime import Runtime
-from bigmind.store import Store
+from bigmind.search.recall import Recall
+from bigmind.storage.db import Backend
+from bigmind.storage.store import Store
 from bigmind.tokens import count_tokens
-from bigmind.users import add_user, set_role
 
 pytestmark = pytest.mark.anyio
 TeamClient = Callable[[str], Awaitable[Cli]]

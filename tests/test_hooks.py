@@ -14,9 +14,9 @@ import apsw
 import pytest
 from mcp_calls import BIGMIND
 
-from bigmind.hooks import FENCE_OPEN, HOOK_DEADLINE_S, auto_one_liner, first_prompt
-from bigmind.pg import WRITE_LOCK_KEY
-from bigmind.store import Store
+from bigmind.cli.hooks import FENCE_OPEN, HOOK_DEADLINE_S, auto_one_liner, first_prompt
+from bigmind.storage.pg import WRITE_LOCK_KEY
+from bigmind.storage.store import Store
 
 
 def hook(*args: str, event: dict[str, object] | None = None) -> subprocess.CompletedProcess[str]:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from mcp_calls import BIGMIND
 
-from bigmind import clients, edits
+from bigmind.cli import clients, edits
+from bigmind.cli.install import UNCHANGED, apply, plan
 from bigmind.errors import InvalidInput
-from bigmind.install import UNCHANGED, apply, plan
 
 USER_CLAUDE_MD = "# My project\r\n\r\nUse tabs, never spaces.\r\n"
 USER_MCP = {"mcpServers": {"other": {"command": "/usr/bin/other", "args": []}}}

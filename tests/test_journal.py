@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bigmind import journal
-from bigmind.db import SQLiteBackend
 from bigmind.errors import InvalidInput, NotFound
+from bigmind.memory import journal
 from bigmind.models import ts_ago
-from bigmind.store import Store
+from bigmind.storage.db import SQLiteBackend
+from bigmind.storage.store import Store
 
 
 def test_add_attaches_to_open_session_and_defaults(store: Store) -> None:

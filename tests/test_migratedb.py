@@ -13,13 +13,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bigmind import focus, globalkb, journal, keyword, people, savings
-from bigmind.cli import main
-from bigmind.db import SQLiteBackend, connect
-from bigmind.migratedb import TABLES
-from bigmind.pg import PostgresBackend, connect_pg
-from bigmind.store import Store
-from bigmind.vectors import SOURCES, Pending, VectorStore
+from bigmind.cli.main import main
+from bigmind.memory import focus, globalkb, journal, people, savings
+from bigmind.search import keyword
+from bigmind.search.vectors import SOURCES, Pending, VectorStore
+from bigmind.storage.connect import connect, connect_pg
+from bigmind.storage.db import SQLiteBackend
+from bigmind.storage.migratedb import TABLES
+from bigmind.storage.pg import PostgresBackend
+from bigmind.storage.store import Store
 
 MODEL, DIM = "test-model", 8  # sqlite-vec's bit quantisation needs a multiple of 8
 PASSWORD = "s3cret-pw"
@@ -301,7 +303,7 @@ def test_small_blocks_and_a_rebuilt_vector_index(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Many blocks per table; a bulk vector copy drops the HNSW index and builds it after."""
-    from bigmind import migratedb
+    from bigmind.storage import migratedb
 
     monkeypatch.setattr(migratedb, "BLOCK", 2)
     code, report = run_json(capsys, "--to", pg_url)

@@ -16,12 +16,21 @@ from typing import Any
 import apsw
 import pytest
 
-from bigmind import globalkb, keyword
-from bigmind.db import SQLiteBackend, Tx, connect
 from bigmind.errors import BackendUnavailable
-from bigmind.migrations import FTS_TABLES, MIGRATIONS, SCHEMA_VERSION, Migration, applied, migrate
+from bigmind.memory import globalkb
 from bigmind.models import content_hash
-from bigmind.store import Store
+from bigmind.search import keyword
+from bigmind.storage.connect import connect
+from bigmind.storage.db import SQLiteBackend, Tx
+from bigmind.storage.migrations import (
+    FTS_TABLES,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Migration,
+    applied,
+    migrate,
+)
+from bigmind.storage.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LEGACY_VERSIONS = (1, 2, 3)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bigmind import people
-from bigmind.db import SQLiteBackend
 from bigmind.errors import InvalidInput
-from bigmind.store import Store
+from bigmind.memory import people
+from bigmind.storage.db import SQLiteBackend
+from bigmind.storage.store import Store
 
 
 def test_remember_then_update_merges_notes_and_expertise(store: Store) -> None:

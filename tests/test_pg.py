@@ -17,15 +17,16 @@ from fastmcp import Client
 from mcp_calls import BIGMIND, refused
 from pg_fixture import with_database
 
-from bigmind import keyword, pgtext
-from bigmind.app import build_server
-from bigmind.cli import main
+from bigmind.cli.main import main
 from bigmind.config import Settings
 from bigmind.errors import BackendUnavailable
-from bigmind.migrations import MIGRATIONS, applied
-from bigmind.pg import PostgresBackend, connect_pg, redact, translate
+from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
-from bigmind.store import Store
+from bigmind.search import keyword, pgtext
+from bigmind.storage.connect import connect_pg
+from bigmind.storage.migrations import MIGRATIONS, applied
+from bigmind.storage.pg import PostgresBackend, redact, translate
+from bigmind.storage.store import Store
 
 UNREACHABLE = "postgresql://bigmind:s3cret-pw@127.0.0.1:1/memory"
 

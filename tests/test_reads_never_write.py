@@ -19,8 +19,8 @@ from fastmcp import Client
 from mcp_calls import Cli, call, end
 
 from bigmind import runtime as runtime_module
-from bigmind.app import build_server
 from bigmind.config import Settings
+from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bigmind import keyword
-from bigmind.recall import Recall
-from bigmind.search import MAX_TERMS, build_fts_query, terms_of
-from bigmind.store import Store
-from bigmind.usage import USE_TOP, UsageTally
+from bigmind.memory.usage import USE_TOP, UsageTally
+from bigmind.search import keyword
+from bigmind.search.recall import Recall
+from bigmind.search.terms import MAX_TERMS, build_fts_query, terms_of
+from bigmind.storage.store import Store
 
 NASTY = [
     'What "testing" library does the user prefer?',
@@ -102,7 +102,7 @@ def test_keyword_queries_keep_working(store: Store) -> None:
 
 
 def test_excerpt_centres_on_the_first_term_and_bolds_matches() -> None:
-    from bigmind.search import excerpt
+    from bigmind.search.terms import excerpt
 
     text = (
         " ".join(f"w{i}" for i in range(100))

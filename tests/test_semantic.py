@@ -9,16 +9,17 @@ import pytest
 from fastmcp import Client
 from mcp_calls import call
 
-from bigmind import dedup
-from bigmind.app import build_server
 from bigmind.config import Settings
-from bigmind.context import build_context
-from bigmind.db import Backend, open_database
-from bigmind.recall import Recall
+from bigmind.mcp.server import build_server
+from bigmind.memory import dedup
+from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
-from bigmind.semantic import Semantic
-from bigmind.store import Store
-from bigmind.vectors import VectorStore
+from bigmind.search.recall import Recall
+from bigmind.search.semantic import Semantic
+from bigmind.search.vectors import VectorStore
+from bigmind.storage.connect import open_database
+from bigmind.storage.db import Backend
+from bigmind.storage.store import Store
 
 pytestmark = pytest.mark.anyio
 
@@ -90,7 +91,7 @@ def test_vectors_are_backfilled_after_a_restart(sem_settings: Settings) -> None:
 
 
 def test_every_kind_is_embedded_and_recalled(sem_runtime: Runtime) -> None:
-    from bigmind import journal, people
+    from bigmind.memory import journal, people
 
     store = sem_runtime.store
     s = store.start_session("vscode")
@@ -115,7 +116,7 @@ def test_every_kind_is_embedded_and_recalled(sem_runtime: Runtime) -> None:
 
 
 def test_texts_that_change_are_embedded_again(sem_runtime: Runtime) -> None:
-    from bigmind import people
+    from bigmind.memory import people
 
     people.remember(sem_runtime.store, "omar", None, "designer", None, None, None)
     sem = ready(sem_runtime)
@@ -304,7 +305,7 @@ def test_vec_tables_live_in_the_database_file(sem_runtime: Runtime, backend: Bac
 
 
 def test_vacuum_deletes_the_vectors_of_deleted_chunks(sem_runtime: Runtime) -> None:
-    from bigmind import maintenance
+    from bigmind.memory import maintenance
 
     store = sem_runtime.store
     old, _ref = store.append_chunk("An old exchange about CSS grid layouts")
@@ -347,7 +348,7 @@ async def test_store_fact_says_when_only_the_exact_check_ran(db_path: Path) -> N
 
 def test_a_second_process_sees_new_and_replaced_vectors(sem_runtime: Runtime) -> None:
     """Two VectorStores on one file stand for two server processes (two IDE windows)."""
-    from bigmind import people
+    from bigmind.memory import people
 
     store = sem_runtime.store
     store.append_chunk("The staging cluster runs on three ARM nodes")
@@ -371,7 +372,7 @@ def test_a_big_partition_is_searched_in_sqlite_vec_until_loaded_in_background(
 ) -> None:
     import time
 
-    from bigmind import vectors
+    from bigmind.search import vectors
 
     for text in ("Kafka consumer lag alerts", "CSS grid layout", "Postgres vacuum tuning"):
         sem_runtime.store.append_chunk(text)
@@ -392,7 +393,7 @@ def test_a_big_partition_is_searched_in_sqlite_vec_until_loaded_in_background(
 def test_a_hybrid_recall_costs_at_most_twenty_statements(sem_runtime: Runtime) -> None:
     """Every kind searched by keywords and by vectors, the model loaded: the vectors' freshness
     is read once per search, not once per kind (each statement is a round trip on PostgreSQL)."""
-    from bigmind import journal, people
+    from bigmind.memory import journal, people
 
     store = sem_runtime.store
     for cat, text in FACTS:

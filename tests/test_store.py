@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from bigmind import keyword
-from bigmind.db import Backend, SQLiteBackend
 from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.limits import FACT as MAX_FACT
+from bigmind.memory.users import set_role
 from bigmind.models import AUTO_CLOSED_ONE_LINER, ts_ago
-from bigmind.store import Store
-from bigmind.users import set_role
+from bigmind.search import keyword
+from bigmind.storage.db import Backend, SQLiteBackend
+from bigmind.storage.store import Store
 
 
 def _age_session(backend: SQLiteBackend, session_id: str, hours: float) -> None:

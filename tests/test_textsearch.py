@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bigmind import keyword
-from bigmind.db import Backend
-from bigmind.store import Store
+from bigmind.search import keyword
+from bigmind.storage.db import Backend
+from bigmind.storage.store import Store
 
 FTS = "conversation_chunks_fts"
 

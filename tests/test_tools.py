@@ -10,9 +10,9 @@ import pytest
 from fastmcp import Client
 from mcp_calls import Cli, call, end, refused
 
-from bigmind.db import SQLiteBackend
 from bigmind.models import ts_ago
 from bigmind.runtime import Runtime
+from bigmind.storage.db import SQLiteBackend
 
 pytestmark = pytest.mark.anyio
 
@@ -287,8 +287,8 @@ async def test_export_default_path_is_under_the_data_folder(client: Cli, tmp_pat
 
 
 async def test_unexpected_database_problem_is_a_clear_tool_error(tmp_path: Path) -> None:
-    from bigmind.app import build_server
     from bigmind.config import Settings
+    from bigmind.mcp.server import build_server
 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

@@ -10,8 +10,8 @@ import pytest
 from fastmcp import Client
 from mcp_calls import Cli, call, refused
 
-from bigmind.app import build_server
 from bigmind.config import Settings
+from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

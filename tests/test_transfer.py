@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
-from bigmind import focus, globalkb, journal, keyword, people, savings, transfer
-from bigmind.db import SQLiteBackend, connect
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.store import Store
+from bigmind.memory import focus, globalkb, journal, people, savings, transfer
+from bigmind.search import keyword
+from bigmind.storage.connect import connect
+from bigmind.storage.db import SQLiteBackend
+from bigmind.storage.store import Store
 
 # Columns that legitimately differ between the source and the copy.
 VOLATILE = {"user_id", "added_by", "promoted_by"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bigmind import vecindex
-from bigmind.vecindex import Partition, quantise
+from bigmind.search import vecindex
+from bigmind.search.vecindex import Partition, quantise
 
 
 def clustered(n: int, dim: int = 384, seed: int = 0) -> np.ndarray:

@@ -10,12 +10,12 @@ import pytest
 from starlette.testclient import TestClient
 from web_world import WebWorld, seed_world
 
-from bigmind import globalkb
 from bigmind.config import Settings
+from bigmind.memory import globalkb
+from bigmind.memory.users import set_role
 from bigmind.runtime import Runtime
-from bigmind.store import Store
-from bigmind.users import set_role
-from bigmind.web import create_app
+from bigmind.storage.store import Store
+from bigmind.web.app import create_app
 
 BASE = "http://127.0.0.1:7700"
 PAGES = ["/", "/activity", "/topics", "/sessions", "/facts", "/hypotheses", "/people", "/global"]

@@ -8,12 +8,13 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from web_world import SCRIPT_FACT, seed_world
 
-from bigmind import globalkb, journal, people, savings, webdata
-from bigmind.db import Backend
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.store import Store
-from bigmind.users import add_user, set_role
-from bigmind.webdata import Page, Streak
+from bigmind.memory import globalkb, journal, people, savings
+from bigmind.memory.users import add_user, set_role
+from bigmind.storage.db import Backend
+from bigmind.storage.store import Store
+from bigmind.web import data as webdata
+from bigmind.web.data import Page, Streak
 
 DAY = date(2025, 6, 15)  # a Sunday
 

@@ -13,9 +13,9 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from bigmind import globalkb, journal, people, savings
+from bigmind.memory import globalkb, journal, people, savings
 from bigmind.models import TS_FORMAT
-from bigmind.store import Store
+from bigmind.storage.store import Store
 
 SCRIPT_FACT = 'Never render <script>alert("xss")</script> unescaped & keep "quotes"'
 TOPICS = (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bigmind.db import Tx
 from bigmind.models import CHUNK_COLUMNS, Chunk, column_list
+from bigmind.storage.db import Tx
 from bigmind.storage.table import Table
 
 

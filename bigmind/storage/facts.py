@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bigmind.db import Row, Tx
 from bigmind.models import FACT_COLUMNS, Fact, column_list
+from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table, marks
 
 ACTIVE = "f.deprecated = 0"  # on the facts table aliased ``f``

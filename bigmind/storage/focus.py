@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bigmind.db import Tx
+from bigmind.storage.db import Tx
 from bigmind.storage.table import Table, marks
 
 

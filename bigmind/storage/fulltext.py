@@ -1,4 +1,4 @@
-"""Full-text statements over SQLite's FTS5 tables (the planning is :mod:`bigmind.textsearch`).
+"""Full-text statements over SQLite's FTS5 tables (the planning is :mod:`bigmind.search.textsearch`).
 
 Every statement matches one FTS table by rowid and joins its base table ``b`` only for the
 rows it returns; the owner condition arrives with the :class:`Target` (its ``extra`` and
@@ -10,9 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bigmind.db import Backend, Row
-from bigmind.search import quote_term
+from bigmind.storage.db import Backend, Row
 from bigmind.storage.table import marks
+
+
+def quote_term(term: str) -> str:
+    """A term as an FTS5 string (phrase), keeping a trailing * as a prefix search."""
+    prefix = term.endswith("*")
+    body = term.rstrip("*").replace('"', '""')
+    return f'"{body}"*' if prefix else f'"{body}"'
 
 
 @dataclass(frozen=True, slots=True)

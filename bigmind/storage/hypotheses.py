@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bigmind.db import Row, Tx
 from bigmind.models import Record, column_list
+from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bigmind.db import Row, Tx
 from bigmind.models import Record
+from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table, marks
 
 _SELECT = (

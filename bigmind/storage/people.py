@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bigmind.db import Row, Tx
 from bigmind.models import Record, column_list
+from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table
 
 # The text a person is searched by: every descriptive field, lower-cased.

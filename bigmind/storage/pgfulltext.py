@@ -1,6 +1,6 @@
 """Full-text statements on PostgreSQL: ``tsv`` columns, GIN, ``websearch_to_tsquery``.
 
-The planning is :mod:`bigmind.pgtext`'s; here a plan's FTS5-style expression becomes a
+The planning is :mod:`bigmind.search.pgtext`'s; here a plan's FTS5-style expression becomes a
 tsquery (:func:`tsquery`) and each statement runs on the base table behind an FTS name.
 """
 
@@ -10,10 +10,9 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from bigmind.db import Backend, Row
-from bigmind.migrations import FTS_TABLES
-from bigmind.search import quote_term
-from bigmind.storage.fulltext import Target
+from bigmind.storage.db import Backend, Row
+from bigmind.storage.fulltext import Target, quote_term
+from bigmind.storage.migrations import FTS_TABLES
 
 BASE = {fts: base for fts, base, _cols in FTS_TABLES}
 INT_IDS = {"conversation_chunks", "facts", "global_knowledge"}  # ids grow with time

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bigmind.db import Row, Tx
 from bigmind.models import Profile
+from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table
 
 FIELDS = ("role", "preferences", "pinned_facts")

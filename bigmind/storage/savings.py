@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bigmind.db import Row, Tx
+from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table
 
 

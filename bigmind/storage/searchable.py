@@ -1,7 +1,7 @@
 """The memories as search reads them: each kind's full-text target and candidate rows.
 
 A read model over several tables (each still owned by its own module for writes): what the
-keyword ranking (:mod:`bigmind.keyword`) searches per kind, and the rows recall loads for
+keyword ranking (:mod:`bigmind.search.keyword`) searches per kind, and the rows recall loads for
 its candidates, with their use counts joined in, in one statement per kind.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bigmind.db import Row
+from bigmind.storage.db import Row
 from bigmind.storage.table import Table, marks
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bigmind.db import Row, Tx
 from bigmind.models import SESSION_COLUMNS, Session, Summary
+from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table
 
 # One tag of a session's comma-separated topics, any case; `%` and `_` in a tag are literal.

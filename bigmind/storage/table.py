@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sized
 
-from bigmind.db import Backend, Params, Row, Tx
+from bigmind.storage.db import Backend, Params, Row, Tx
 
 Run = Callable[[str, Params], list[Row]]
 

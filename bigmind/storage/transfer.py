@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bigmind.db import Row, Tx
 from bigmind.models import now_ts
+from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table, marks
 
 # Every row a user owns, per table, parents before children.

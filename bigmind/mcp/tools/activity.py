@@ -1,0 +1,104 @@
+"""Parallel sessions, the efficiency log and the diff between sessions."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from pydantic import Field
+
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, edge, result
+from bigmind.mcp.tools.sessions import SessionId, session_note
+from bigmind.memory import diff, focus, savings
+from bigmind.runtime import Runtime
+
+Files = Annotated[list[str] | str | None, Field(description="Paths you are editing.")]
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_announce_focus(
+        session_id: SessionId,
+        description: Annotated[str, Field(description="What you are working on now.")],
+        files: Files = None,
+        ide_hint: str | None = None,
+    ) -> ToolResult:
+        """After start and every ~5 exchanges: say what this session works on and which files,
+        so parallel sessions can see it and avoid editing the same files."""
+        f, ref = focus.announce(rt.store, session_id, description, files, ide_hint)
+        _, conflicts = focus.active(rt.store)
+        mine = [c for c in conflicts if f.session_id in c.session_ids]
+        text = f"Focus recorded for session `{f.session_id}`." + session_note(ref)
+        for c in mine:
+            others = ", ".join(f"`{s}`" for s in c.session_ids if s != f.session_id)
+            text += f"\n⚠️ {c.path} is also being worked on in session {others}."
+        return result(text, session_id=f.session_id, conflicts=[c.path for c in mine])
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_get_active_sessions() -> ToolResult:
+        """Your open sessions with their latest focus and files; warns when two touch one file."""
+        items, conflicts = focus.active(rt.store)
+        lines = []
+        for a in items:
+            line = f"- `{a.session.id}` since {a.session.started_at[:16]}"
+            if a.session.ide_hint:
+                line += f" [{a.session.ide_hint}]"
+            if a.focus:
+                line += f": {a.focus.description}"
+                if a.focus.files:
+                    line += f" (files: {', '.join(a.focus.files)})"
+            lines.append(line)
+        for c in conflicts:
+            lines.append(f"⚠️ {c.path} is touched by {', '.join(f'`{s}`' for s in c.session_ids)}")
+        return result(
+            "\n".join(lines) or "No open sessions.",
+            sessions=[
+                {
+                    "session_id": a.session.id,
+                    "focus": a.focus.description if a.focus else None,
+                    "files": a.focus.files if a.focus else [],
+                    "last_activity_at": a.session.last_activity_at,
+                }
+                for a in items
+            ],
+            conflicts=[{"path": c.path, "session_ids": c.session_ids} for c in conflicts],
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_close_stale_sessions(
+        session_id: Annotated[str, Field(description="Your own session: never closed.")],
+        idle_minutes: Annotated[int, Field(ge=1)] = 30,
+        force: Annotated[bool, Field(description="Also close recently active ones.")] = False,
+    ) -> ToolResult:
+        """Close your other open sessions idle longer than idle_minutes (orphaned IDE windows).
+        Child tasks: never (it closes the parent)."""
+        closed = focus.close_stale(rt.store, session_id, idle_minutes, force)
+        text = "Closed " + ", ".join(f"`{s.id}`" for s in closed) if closed else "Nothing to close."
+        return result(text, closed=[s.id for s in closed])
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_log_token_save(
+        session_id: SessionId,
+        description: str,
+        tokens_saved: Annotated[int, Field(ge=0)],
+        method_used: Annotated[str, Field(description="e.g. memory, grep, cache")],
+    ) -> ToolResult:
+        """Log tokens saved by recalling memory (or grep) instead of re-reading files."""
+        entry, ref = savings.log(rt.store, session_id, description, tokens_saved, method_used)
+        return result(
+            f"Logged {tokens_saved:,} tokens saved (#{entry})." + session_note(ref),
+            entry_id=entry,
+        )
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_diff_sessions(since_session_id: str) -> ToolResult:
+        """Everything that changed since that session started: facts, sessions, hypotheses,
+        profile, people, company knowledge."""
+        d = diff.since_session(rt.store, since_session_id)
+        return result(d.render(), since=d.since, counts=d.counts)

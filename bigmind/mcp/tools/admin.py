@@ -1,0 +1,138 @@
+"""Maintenance tools: stats, instructions, health, vacuum, export."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from pydantic import Field
+
+from bigmind import limits
+from bigmind.mcp import render
+from bigmind.mcp.instructions import RULES
+from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, edge, result
+from bigmind.memory import maintenance, transfer
+from bigmind.runtime import Runtime
+
+
+def semantic_status(rt: Runtime) -> dict[str, object]:
+    sem = rt.semantic
+    if sem is None:
+        return {"state": "off", "detail": "not started", "vectors": 0, "waiting": 0}
+    st = sem.status(counts=True)
+    return {
+        "state": st.state,
+        "detail": st.detail,
+        "model": st.model,
+        "vectors": st.embedded,
+        "waiting": st.backlog,
+    }
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_get_stats() -> ToolResult:
+        """Counts per tier and per fact category, database size, versions."""
+        data = maintenance.report(rt.store)
+        data["semantic"] = semantic_status(rt)
+        return result(json.dumps(data, indent=1, ensure_ascii=False), **data)
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    def memory_get_instructions() -> str:
+        """The full guide to using BigMind. Call it when unsure what to do."""
+        return RULES
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_health_check(
+        stale_days: Annotated[
+            int,
+            Field(
+                ge=1, le=limits.STALE_DAYS, description="Facts untouched this long count as stale."
+            ),
+        ] = 30,
+    ) -> ToolResult:
+        """Diagnose the memory: index integrity, schema version, open or unsummarised
+        sessions, stale and low-confidence facts."""
+        checks = maintenance.health(rt.store, stale_days)
+        sem = semantic_status(rt)
+        checks.append(
+            maintenance.Check(
+                "semantic index",
+                sem["state"] in ("ready", "off"),
+                f"{sem['state']}: {sem['detail']}; {sem['vectors']} vectors, "
+                f"{sem['waiting']} waiting",
+            )
+        )
+        return result(
+            render.checks(checks),
+            ok=all(c.ok for c in checks),
+            checks=[{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
+        )
+
+    @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
+    @edge
+    def memory_vacuum(
+        older_than_days: Annotated[
+            int,
+            Field(
+                ge=1, le=limits.RETENTION_DAYS, description="Delete flagged chunks older than this."
+            ),
+        ],
+    ) -> ToolResult:
+        """Prune Tier-3 chunks older than N days (summaries, facts and profile are kept).
+        Only on the user's request."""
+        n = maintenance.vacuum(rt.store, older_than_days)
+        return result(
+            f"Deleted {n} chunk(s) older than {older_than_days} days; summaries and facts kept.",
+            deleted_chunks=n,
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_export(
+        output_path: Annotated[
+            str | None,
+            Field(
+                description="Target JSON file; relative paths go under the data folder's exports/."
+            ),
+        ] = None,
+        overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
+    ) -> ToolResult:
+        """Back up all of the user's memory to one JSON file, written atomically. Never
+        overwrites unless asked."""
+        target = transfer.resolve_export_path(output_path, rt.settings.data_dir)
+        counts = transfer.write_export(rt.store, target, overwrite=overwrite)
+        summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+        return result(f"Exported to {target} ({summary}).", path=str(target), counts=counts)
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_import(
+        input_path: Annotated[str, Field(description="A file memory_export wrote.")],
+        mode: Annotated[str, Field(description="'merge': add what is missing.")] = "merge",
+    ) -> ToolResult:
+        """Merge a memory_export file into this memory. Idempotent; all or nothing."""
+        path = transfer.resolve_import_path(input_path, rt.settings.data_dir)
+        report = transfer.import_data(rt.store, transfer.load_export(path), mode)
+        rt.wrote()
+        added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"
+        return result(
+            f"Imported from {path} (exported by {report.source_user}): {added}.",
+            added=report.added,
+            skipped=report.skipped,
+        )
+
+    @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
+    @edge
+    def memory_restart_server() -> str:
+        """Restart BigMind to load new code: it replies, exits cleanly, and the client starts
+        it again."""
+        rt.restart_soon()
+        return (
+            "BigMind will exit in a moment. If your client does not restart it automatically, "
+            "reconnect the 'bigmind' server in its MCP settings."
+        )

@@ -1,0 +1,93 @@
+"""The thought journal: predict, then verify."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from pydantic import Field
+
+from bigmind import limits
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, edge, result
+from bigmind.mcp.tools.sessions import SessionId, session_note
+from bigmind.memory import journal
+from bigmind.runtime import Runtime
+
+Status = Literal["open", "confirmed", "refuted", "abandoned"]
+
+
+def _line(h: journal.Hypothesis) -> str:
+    line = f"- #{h.id} [{h.status}] ({h.confidence:.2f}) {h.hypothesis}"
+    return line + (f" → {h.resolution}" if h.resolution else "")
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_add_hypothesis(
+        hypothesis: Annotated[str, Field(description='"I predict X because Y".')],
+        confidence: Annotated[float, Field(ge=0, le=1)] = 0.7,
+        session_id: SessionId = None,
+    ) -> ToolResult:
+        """Before a non-trivial task, record your prediction and confidence; resolve it after."""
+        h, ref = journal.add(rt.store, hypothesis, confidence, session_id)
+        rt.wrote()
+        return result(
+            f"Hypothesis #{h.id} recorded ({h.confidence:.2f})." + session_note(ref),
+            hypothesis_id=h.id,
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_resolve_hypothesis(
+        hypothesis_id: Annotated[int, Field(ge=1)],
+        status: Status,
+        resolution: Annotated[str | None, Field(description="What actually happened.")],
+    ) -> ToolResult:
+        """Close a hypothesis as confirmed, refuted or abandoned (or reopen it with 'open')."""
+        h = journal.resolve(rt.store, hypothesis_id, status, resolution)
+        rt.wrote()
+        return result(f"Hypothesis #{h.id} is {h.status}.", hypothesis=h.as_dict())
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_list_hypotheses(
+        status: Annotated[Status | Literal["all"], Field(description="Or 'all'.")] = "open",
+        limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 20,
+    ) -> ToolResult:
+        """List hypotheses, newest first. At session start, review the open ones."""
+        rows = journal.list_(rt.store, status, limit)
+        text = "\n".join(_line(h) for h in rows) or f"No {status} hypotheses."
+        return result(text, hypotheses=[h.as_dict() for h in rows])
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_scan_hypotheses(
+        stale_days: Annotated[
+            int, Field(ge=1, le=limits.STALE_DAYS, description="Open longer = stale.")
+        ] = 7,
+    ) -> ToolResult:
+        """Cross-check open hypotheses against facts and chunks: possible support or
+        contradiction (to verify), and which are stale."""
+        scans = journal.scan(rt.store, stale_days)
+        if not scans:
+            return result("No open hypotheses.", scans=[])
+        lines = []
+        for sc in scans:
+            lines.append(_line(sc.hypothesis) + (" ⏳ stale" if sc.stale else ""))
+            for ev in sc.evidence:
+                lines.append(f"  - {ev.stance} {ev.hit.kind} #{ev.hit.id}: {ev.hit.text[:160]}")
+            if not sc.evidence:
+                lines.append("  - no related facts or chunks")
+        data = [
+            {
+                "hypothesis_id": sc.hypothesis.id,
+                "stale": sc.stale,
+                "evidence": [
+                    {"kind": e.hit.kind, "id": e.hit.id, "stance": e.stance} for e in sc.evidence
+                ],
+            }
+            for sc in scans
+        ]
+        return result("\n".join(lines), scans=data)

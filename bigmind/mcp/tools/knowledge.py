@@ -1,0 +1,173 @@
+"""Facts, chunks search and the identity profile."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from pydantic import Field
+
+from bigmind import limits
+from bigmind.mcp import render
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
+from bigmind.mcp.tools.sessions import SessionId
+from bigmind.memory import dedup
+from bigmind.runtime import Runtime
+
+Query = Annotated[
+    str,
+    Field(description="A question or keywords; natural language is fine.", max_length=limits.QUERY),
+]
+Limit = Annotated[int, Field(ge=1, le=limits.RESULTS, description="Maximum results.")]
+Kinds = Annotated[
+    list[str] | str | None,
+    Field(description="Any of fact, chunk, summary, hypothesis, person, global (default all)."),
+]
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    def ranked(
+        query: str,
+        limit: int,
+        kinds: Kinds,
+        what: str,
+        mode: str = "hybrid",
+        include_deprecated: bool = False,
+    ) -> ToolResult:
+        found = rt.recall().search(
+            query, limit, kinds, mode=mode, include_deprecated=include_deprecated
+        )
+        rt.used(query, found.hits)
+        text = render.hits(found.hits, query, what)
+        if found.note:
+            text += "\n" + found.note
+        return result(text, results=[h.as_dict() for h in found.hits], note=found.note or None)
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_recall(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
+        """Search all memory at once (facts, exchanges, session summaries, hypotheses, people,
+        company knowledge) by keywords and meaning, weighed by recency, importance and use;
+        each hit says why. The best first search.
+        """
+        return ranked(query, limit, kinds, "memories")
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_search_semantic(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
+        """Search by meaning only, for paraphrases keywords miss. Falls back to keywords
+        while the model loads, and says so.
+        """
+        return ranked(query, limit, kinds, "memories", mode="semantic")
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_search_facts(
+        query: Query, limit: Limit = 10, include_deprecated: bool = False
+    ) -> ToolResult:
+        """Search your stored facts BEFORE acting on a task, in plain words or keywords
+        (keyword and meaning matches fused; each with date, confidence and why).
+        """
+        return ranked(query, limit, ["fact"], "facts", include_deprecated=include_deprecated)
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_search_chunks(query: Query, limit: Limit = 10) -> ToolResult:
+        """Search flagged past exchanges (decisions, code, diagnoses) for verbatim evidence.
+
+        Use before answering "do you remember…" or redoing past work. Plain questions work.
+        """
+        return ranked(query, limit, ["chunk"], "chunks")
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_store_fact(
+        category: Annotated[
+            str,
+            Field(
+                description="preference, decision, codebase, constraint, bugfix, identity… "
+                "(a short lowercase word)"
+            ),
+        ],
+        fact: Annotated[str, Field(description="One atomic, self-contained truth.")],
+        confidence: Annotated[
+            float, Field(ge=0.0, le=1.0, description="1.0 = stated by the user; lower if inferred.")
+        ] = 1.0,
+        session_id: SessionId = None,
+        importance: Importance = 5,
+    ) -> ToolResult:
+        """Store one atomic fact worth remembering across conversations. Don't wait to be asked.
+
+        Triggers: a preference or constraint, an architectural decision, a bug's root cause and
+        fix, what a module does. One truth per call; never secrets. A repeat, even reworded,
+        returns its id; a close but different fact is flagged as a possible conflict.
+        """
+        r = dedup.store_fact(
+            rt.store, rt.semantic, category, fact, confidence, session_id, importance
+        )
+        rt.wrote()
+        f = r.fact
+        if r.created:
+            text = f"Stored fact #{f.id} [{f.category}]."
+        elif r.similar_to:
+            text = (
+                f"Already known as fact #{f.id} [{f.category}] in other words "
+                f"(similarity {r.similar_to[1]:.2f}): {f.fact!r}; nothing added."
+            )
+        else:
+            text = f"Already known as fact #{f.id} [{f.category}]; nothing added."
+        sem = rt.semantic
+        if r.created and not r.semantic_checked and sem is not None:
+            st = sem.status()
+            if st.state not in ("off", "unavailable"):
+                text += f"\n(Only an exact-repeat check ran: semantic search {st.state}.)"
+        for other, sim in r.conflicts:
+            text += (
+                f"\n⚠️ Possible conflict with fact #{other.id} (similarity {sim:.2f}): "
+                f"{other.fact!r}. If one is outdated, memory_deprecate_fact it."
+            )
+        return result(
+            text,
+            fact_id=f.id,
+            created=r.created,
+            category=f.category,
+            duplicate_of=r.similar_to[0] if r.similar_to else None,
+            possible_conflicts=[
+                {"fact_id": o.id, "similarity": round(s, 3)} for o, s in r.conflicts
+            ],
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_update_profile(
+        role: Annotated[str | None, Field(description="The user's role or job title.")] = None,
+        preferences: Annotated[
+            str | None, Field(description="How the user likes to work (markdown).")
+        ] = None,
+        pinned_facts: Annotated[
+            list[str] | str | None,
+            Field(description="Facts always shown at session start; replaces the current list."),
+        ] = None,
+    ) -> ToolResult:
+        """Update the user's identity profile (Tier 0), shown at the top of every session.
+
+        Give only the fields that change; "" clears a field. Use it as soon as you learn a
+        lasting preference.
+        """
+        p = rt.store.update_profile(role, preferences, pinned_facts)
+        return result("Profile updated.", profile=p.as_dict())
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_deprecate_fact(
+        fact_id: Annotated[int, Field(ge=1, description="The fact's id (#N in results).")],
+        reason: Annotated[str, Field(description="Why it is no longer true.")],
+    ) -> ToolResult:
+        """Retire a fact that is no longer true: kept, but out of context and search
+        (memory_search_facts(include_deprecated=True) finds it).
+        """
+        f = rt.store.deprecate_fact(fact_id, reason)
+        return result(
+            f"Deprecated fact #{f.id}: {f.deprecation_reason}", fact_id=f.id, deprecated=True
+        )

@@ -1,0 +1,66 @@
+"""People: colleagues, owners and experts the agent should know about."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from pydantic import Field
+
+from bigmind import limits
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, edge, result
+from bigmind.memory import people
+from bigmind.runtime import Runtime
+
+
+def _card(p: people.Person) -> str:
+    bits = [f"**{p.display_name or p.username}** (`{p.username}`)"]
+    bits += [x for x in (p.role, p.team and f"team {p.team}") if x]
+    line = "- " + ", ".join(bits)
+    if p.expertise:
+        line += f" — expertise: {p.expertise}"
+    if p.notes:
+        line += "\n  " + p.notes.replace("\n", "\n  ")
+    return line
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_remember_person(
+        username: str,
+        display_name: str | None = None,
+        role: str | None = None,
+        team: str | None = None,
+        expertise: Annotated[
+            list[str] | str | None, Field(description="Merged, not replaced.")
+        ] = None,
+        notes: Annotated[str | None, Field(description="Appended, not replaced.")] = None,
+    ) -> ToolResult:
+        """Store or update a colleague: who they are and what they know."""
+        p, created = people.remember(rt.store, username, display_name, role, team, expertise, notes)
+        rt.wrote()
+        verb = "Remembered new person" if created else "Updated"
+        return result(f"{verb} {p.username}.", person=p.as_dict(), created=created)
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_recall_person(query: str) -> ToolResult:
+        """Find people by name, role, team or expertise ("who knows Kafka?")."""
+        found = people.recall(rt.store, query)
+        if not found:
+            return result(f"Nobody matches {query!r}.", people=[])
+        text = "\n".join(f"{_card(p)}\n  why: {why}" for p, _score, why in found)
+        return result(text, people=[p.as_dict() for p, _s, _w in found])
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_list_people(
+        limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 20,
+    ) -> ToolResult:
+        """All known people, most recently seen first."""
+        rows = people.list_(rt.store, limit)
+        return result(
+            "\n".join(map(_card, rows)) or "No people yet.", people=[p.as_dict() for p in rows]
+        )

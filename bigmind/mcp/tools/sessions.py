@@ -1,0 +1,235 @@
+"""Session lifecycle and recall tools."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from pydantic import Field
+
+from bigmind import limits
+from bigmind.mcp import render
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
+from bigmind.memory.context import build_context
+from bigmind.runtime import Runtime
+from bigmind.storage.store import SessionRef
+
+SessionId = Annotated[
+    str | None,
+    Field(description="Omit to use the open session."),
+]
+Topics = Annotated[
+    list[str] | str | None, Field(description="Topic tags, as a list or comma-separated.")
+]
+Lines = Annotated[list[str] | str | None, Field(description="Bullet points, as a list or text.")]
+
+
+def session_note(ref: SessionRef) -> str:
+    if ref.opened:
+        return (
+            f"\n(No session was open, so one was opened: 🧠 BigMind Session: `{ref.session.id}`."
+            " Call memory_start_session() at the start of conversations.)"
+        )
+    return ""
+
+
+def register(mcp: FastMCP, rt: Runtime) -> None:
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_start_session(
+        user_id: Annotated[
+            str | None, Field(description="Leave empty: the server acts as its configured user.")
+        ] = None,
+        ide_hint: Annotated[
+            str | None, Field(description="Your client, e.g. 'vscode', 'cursor', 'claude-code'.")
+        ] = None,
+        session_id: Annotated[
+            str | None,
+            Field(description="Resume this session instead of opening one (child tasks)."),
+        ] = None,
+        focus: Annotated[
+            str | None,
+            Field(
+                description="The user's first request: facts and sessions relevant to it come "
+                "first.",
+                max_length=limits.QUERY,
+            ),
+        ] = None,
+    ) -> ToolResult:
+        """⚡ CALL THIS FIRST, at the start of EVERY conversation.
+
+        Opens a session and returns your memory context (~1,300 tokens): company knowledge,
+        the user's profile, facts, recent sessions; sessions open > 24 h are auto-closed.
+        Write the result's first line, "🧠 BigMind Session: `<id>`", in the chat so child
+        tasks can reuse it. Child tasks whose message names a session id: do NOT call this.
+        """
+        store = rt.store
+        store.check_user(user_id)
+        started = store.start_session(ide_hint, session_id)
+        sid = started.session.id
+        packet = build_context(
+            store,
+            current_session=sid,
+            budget=rt.settings.context_budget,
+            focus=focus,
+            recall=rt.recall() if focus else None,
+        )
+        head = f"🧠 BigMind Session: `{sid}`"
+        if started.reused:
+            head += " (resumed)"
+        notes = []
+        if started.auto_closed:
+            notes.append(f"Auto-closed {len(started.auto_closed)} session(s) open for over 24 h.")
+        notes.append("Announce the session line above in the chat; end with memory_end_session.")
+        text = f"{head}\n\n{packet.text}\n" + "\n".join(notes)
+        return result(
+            text,
+            session_id=sid,
+            resumed=started.reused,
+            auto_closed=started.auto_closed,
+            context_tokens=packet.tokens,
+            shown=packet.shown,
+            omitted=packet.omitted,
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_end_session(
+        session_id: SessionId,
+        one_liner: Annotated[
+            str, Field(description=f"Headline of what happened, ≤ {limits.ONE_LINER} characters.")
+        ],
+        topics: Topics,
+        outcome: Annotated[
+            str | None, Field(description="One sentence: what was decided or built.")
+        ],
+        summary: Annotated[
+            str | None,
+            Field(description="Narrative summary in markdown (Tier 2), ≤ ~2,000 tokens."),
+        ],
+        key_facts: Lines = None,
+        code_refs: Lines = None,
+        importance: Importance = 5,
+    ) -> ToolResult:
+        """⚡ CALL THIS LAST, before the conversation ends (user says bye, task done).
+
+        Closes the session with headline, topics, outcome and summary, so the next
+        conversation resumes from here; calling again updates it. Child tasks: do NOT call this.
+        """
+        s, was_open = rt.store.end_session(
+            session_id, one_liner, topics, outcome, summary, key_facts, code_refs, importance
+        )
+        rt.wrote()
+        verb = "Closed" if was_open else "Updated the already closed"
+        return result(
+            f"{verb} session `{s.id}`: {s.one_liner} (topics: {s.topics or '—'}).",
+            session_id=s.id,
+            ended_at=s.ended_at,
+            has_summary=bool(s.has_tier2),
+            was_open=was_open,
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_flag_important(
+        content: Annotated[
+            str, Field(description="Your summary of the exchange: what was said and decided.")
+        ],
+        flag_reason: Annotated[
+            str, Field(description="Why it matters: decision, bug fix, preference, constraint…")
+        ],
+        session_id: SessionId = None,
+    ) -> ToolResult:
+        """Save the current exchange as an important Tier-3 record, unprompted: a decision,
+        non-trivial code, a diagnosed bug, a preference or constraint, or "remember this".
+        """
+        chunk, ref = rt.store.append_chunk(content, session_id, "assistant", flag_reason)
+        rt.wrote()
+        return result(
+            f"Flagged as important: chunk #{chunk.id} in session `{ref.session.id}`."
+            + session_note(ref),
+            chunk_id=chunk.id,
+            session_id=ref.session.id,
+            opened_session=ref.opened,
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_append_chunk(
+        content: Annotated[
+            str, Field(description="The message turn or narrative to keep verbatim.")
+        ],
+        session_id: SessionId = None,
+        role: Annotated[
+            str, Field(description="Who said it: 'user', 'assistant' or 'system'.")
+        ] = "assistant",
+        flag_reason: Annotated[str | None, Field(description="Why it is worth keeping.")] = None,
+    ) -> ToolResult:
+        """Save one message turn verbatim to Tier 3, selectively: a decision's rationale,
+        code written, a diagnosed bug, what a task built. Child tasks pass the parent's
+        session_id.
+        """
+        chunk, ref = rt.store.append_chunk(content, session_id, role, flag_reason)
+        rt.wrote()
+        return result(
+            f"Saved chunk #{chunk.id} (seq {chunk.seq}) in session `{ref.session.id}`."
+            + session_note(ref),
+            chunk_id=chunk.id,
+            seq=chunk.seq,
+            session_id=ref.session.id,
+            opened_session=ref.opened,
+        )
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_get_context() -> ToolResult:
+        """Reload your BigMind context without side effects: if you skipped
+        memory_start_session, or as a child task's first action.
+        """
+        store = rt.store
+        open_now = store.open_sessions()
+        current = open_now[0].id if open_now else None
+        packet = build_context(store, current_session=current, budget=rt.settings.context_budget)
+        return result(
+            packet.text, context_tokens=packet.tokens, shown=packet.shown, omitted=packet.omitted
+        )
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_get_session_detail(
+        session_id: Annotated[str, Field(description="The session's id.")],
+        max_tokens: Annotated[
+            int,
+            Field(
+                ge=limits.DETAIL_TOKENS[0],
+                le=limits.DETAIL_TOKENS[1],
+                description="Size cap of the answer.",
+            ),
+        ] = 4_000,
+    ) -> ToolResult:
+        """Tier-2 detail of one past session: summary, key facts, code references, flagged
+        exchanges. Use it when a session in the index looks relevant.
+        """
+        s, summary, chunks = rt.store.session_detail(session_id)
+        return result(
+            render.session_detail(s, summary, chunks, max_tokens),
+            session=s.as_dict(),
+            summary=summary.as_dict() if summary else None,
+            chunk_ids=[c.id for c in chunks],
+        )
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_list_sessions(
+        limit: Annotated[
+            int, Field(ge=1, le=limits.RESULTS, description="How many, newest first.")
+        ] = 10,
+        topic: Annotated[
+            str | None, Field(description="Only sessions tagged with this topic.")
+        ] = None,
+        offset: Annotated[int, Field(ge=0, description="Skip this many (paging).")] = 0,
+    ) -> ToolResult:
+        """Browse session history, newest first (open sessions show as 🟡 in progress)."""
+        rows = rt.store.list_sessions(limit, topic, offset)
+        return result(render.session_table(rows), sessions=[s.as_dict() for s in rows])

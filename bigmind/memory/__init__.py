@@ -1,0 +1,1 @@
+"""Memory features: the packet, journal, people, company knowledge, focus, diff…"""

@@ -1,0 +1,119 @@
+"""What changed in a user's memory since a given session started."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bigmind.models import day_of
+from bigmind.storage.db import Row
+from bigmind.storage.hypotheses import Hypotheses
+from bigmind.storage.knowledge import Knowledge
+from bigmind.storage.people import People
+from bigmind.storage.store import Store
+
+MAX_ITEMS = 20
+
+
+@dataclass(slots=True)
+class Diff:
+    since_session: str
+    since: str
+    sections: dict[str, list[str]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def render(self) -> str:
+        head = f"Changes since session `{self.since_session}` started ({self.since[:16]} UTC)"
+        if not any(self.counts.values()):
+            return head + ": nothing."
+        lines = [head + ":"]
+        for name, items in self.sections.items():
+            n = self.counts[name]
+            if not n:
+                continue
+            lines.append(f"\n### {name} ({n})")
+            lines += items
+            if n > len(items):
+                lines.append(f"- … and {n - len(items)} more")
+        return "\n".join(lines)
+
+
+def _section(
+    diff: Diff, name: str, found: tuple[int, list[Row]], fmt: Callable[[Row], str]
+) -> None:
+    diff.counts[name], rows = found
+    diff.sections[name] = [fmt(r) for r in rows]
+
+
+def since_session(store: Store, session_id: str) -> Diff:
+    s = store.get_session(session_id)
+    t = s.started_at
+    d = Diff(s.id, t)
+    db, uid = store.db, store.uid
+    _section(
+        d,
+        "New facts",
+        store.facts.created_since(t, MAX_ITEMS),
+        lambda r: f"- #{r['id']} [{r['category']}] {r['fact']}",
+    )
+    _section(
+        d,
+        "Deprecated facts",
+        store.facts.deprecated_since(t, MAX_ITEMS),
+        lambda r: f"- #{r['id']} {r['fact']} — {r['deprecation_reason']}",
+    )
+    _section(
+        d,
+        "Sessions opened",
+        store.sessions.opened_since(t, MAX_ITEMS),
+        lambda r: (
+            f"- {day_of(r['started_at'])} `{r['id']}` "
+            + ("🟡 in progress" if r["ended_at"] is None else (r["one_liner"] or "(closed)"))
+        ),
+    )
+    _section(
+        d,
+        "Sessions closed",
+        store.sessions.closed_since(t, MAX_ITEMS),
+        lambda r: (
+            f"- {day_of(r['ended_at'])} `{r['id']}` {r['one_liner']}"
+            + (f" — {r['outcome']}" if r["outcome"] else "")
+        ),
+    )
+    _section(
+        d,
+        "Hypotheses added",
+        Hypotheses(db, uid).added_since(t, MAX_ITEMS),
+        lambda r: f"- #{r['id']} ({float(r['confidence'] or 0):.2f}) {r['hypothesis']}",
+    )
+    _section(
+        d,
+        "Hypotheses resolved",
+        Hypotheses(db, uid).resolved_since(t, MAX_ITEMS),
+        lambda r: f"- #{r['id']} {r['status']}: {r['hypothesis']} — {r['resolution']}",
+    )
+    changed = store.profiles.changed_since(t)
+    _section(
+        d,
+        "Profile changed",
+        (len(changed), changed),
+        lambda r: f"- now: role {r['role'] or '—'}; preferences {r['preferences'] or '—'}",
+    )
+    _section(
+        d,
+        "People added or updated",
+        People(db, uid).changed_since(t, MAX_ITEMS),
+        lambda r: (
+            f"- {r['username']}"
+            + (f" ({r['display_name']})" if r["display_name"] else "")
+            + (f", {r['role']}" if r["role"] else "")
+            + (" — new" if r["created_at"] >= t else "")
+        ),
+    )
+    _section(
+        d,
+        "Company knowledge",
+        Knowledge(db, uid).reviewed_since(t, MAX_ITEMS),
+        lambda r: f"- #{r['id']} [{r['category']}] {r['title']} ({r['status']})",
+    )
+    return d

@@ -1,0 +1,301 @@
+"""Export one user's memory to a JSON file, and merge such a file back in.
+
+Export writes every row the user owns, all columns, atomically. Import is one
+transaction: the file is validated completely before anything is written, rows
+are re-owned by the importing user, and each row is matched on a natural key
+so importing the same file twice adds nothing. Integer ids are kept where they
+are free, so export → import into an empty database reproduces every row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bigmind import __version__
+from bigmind.errors import ExportError, InvalidInput, NotFound
+from bigmind.memory import globalkb
+from bigmind.models import content_hash, now_ts
+from bigmind.storage.db import Row, Tx
+from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
+from bigmind.storage.store import Store
+from bigmind.storage.transfer import Transfer
+
+EXPORT_FORMAT = "bigmind-export"
+EXPORT_VERSION = 1
+PROGRESS_EVERY = 500  # rows between progress reports on import
+Progress = Callable[[int, int], None]
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """How one table travels: its natural key, required columns, and user-reference columns."""
+
+    name: str
+    key: tuple[str, ...]
+    required: tuple[str, ...]
+    owner: tuple[str, ...] = ("user_id",)
+    int_id: bool = True
+
+
+# Parents before children (foreign keys).
+TABLES = (
+    Table("sessions", ("id",), ("id", "started_at"), int_id=False),
+    Table("session_summaries", ("id",), ("id", "summary"), owner=(), int_id=False),
+    Table("facts", ("content_hash", "created_at"), ("category", "fact")),
+    Table("conversation_chunks", ("session_id", "seq"), ("session_id", "role", "content", "seq")),
+    Table("hypotheses", ("hypothesis", "created_at"), ("hypothesis",)),
+    Table(
+        "focus_announcements",
+        ("session_id", "created_at", "description"),
+        ("session_id", "description"),
+    ),
+    Table(
+        "token_saves", ("created_at", "description"), ("description", "tokens_saved", "method_used")
+    ),
+    Table("people", ("username",), ("username",), owner=("added_by",)),
+    Table(
+        "global_knowledge",
+        ("title", "created_at"),
+        ("category", "title", "content"),
+        owner=("promoted_by",),
+    ),
+)
+
+
+# -- export ------------------------------------------------------------------------------------
+def export_data(store: Store, progress: Progress | None = None) -> dict[str, Any]:
+    """Every row this user owns, with all columns, as a JSON-ready dict (``progress`` is
+    told the tables read so far)."""
+    copier = Transfer(store.db, store.uid)
+    data: dict[str, Any] = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "exported_at": now_ts(),
+        "bigmind_version": __version__,
+        "schema_version": len(applied(store.db)),
+        "user": copier.user(),
+        "identity_profile": copier.profile(),
+    }
+    for i, t in enumerate(TABLES, 1):
+        data[t.name] = [
+            {k: v for k, v in r.items() if k not in GENERATED_COLUMNS} for r in copier.owned(t.name)
+        ]
+        if progress:
+            progress(i, len(TABLES))
+    return data
+
+
+def default_export_path(data_dir: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+    return data_dir / "exports" / f"bigmind_export_{stamp}.json"
+
+
+def resolve_export_path(output_path: str | None, data_dir: Path) -> Path:
+    """Absolute target: default name in <data dir>/exports; relative paths resolve there too."""
+    if output_path is None or not output_path.strip():
+        return default_export_path(data_dir)
+    p = Path(output_path.strip()).expanduser()
+    if not p.is_absolute():
+        p = data_dir / "exports" / p
+    if p.is_dir():
+        raise ExportError(f"{p} is a folder; give a file path such as {p / 'bigmind.json'}.")
+    return p
+
+
+def write_export(
+    store: Store, target: Path, *, overwrite: bool = False, progress: Progress | None = None
+) -> dict[str, int]:
+    """Write the export atomically (temp file, then link/rename). Returns rows per table."""
+    if target.exists() and not overwrite:
+        raise ExportError(
+            f"{target} already exists; pass overwrite=True or choose another output_path."
+        )
+    data = export_data(store, progress)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".bigmind-export-", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, ensure_ascii=False, indent=1)
+                fh.flush()
+                os.fsync(fh.fileno())
+            _publish(Path(tmp), target, overwrite)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except FileExistsError as exc:
+        raise ExportError(
+            f"{target} already exists; pass overwrite=True or choose another output_path."
+        ) from exc
+    except OSError as exc:
+        raise ExportError(f"Could not write {target}: {exc.strerror or exc}.") from exc
+    return {k: len(v) for k, v in data.items() if isinstance(v, list)}
+
+
+def _publish(tmp: Path, target: Path, overwrite: bool) -> None:
+    """Move the finished temp file into place; without overwrite, never clobber (link is atomic)."""
+    if overwrite:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # raises FileExistsError if someone got there first
+    except FileExistsError:
+        raise
+    except OSError:  # filesystems without hard links
+        if target.exists():
+            raise FileExistsError(str(target)) from None
+        os.replace(tmp, target)
+
+
+# -- import ------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class ImportReport:
+    added: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    source_user: str = ""
+
+    @property
+    def total_added(self) -> int:
+        return sum(self.added.values())
+
+
+def resolve_import_path(input_path: str, data_dir: Path) -> Path:
+    """An absolute path, or a relative one found under <data dir>/exports or the working folder."""
+    raw = (input_path or "").strip()
+    if not raw:
+        raise InvalidInput("'input_path' must name an export file.")
+    p = Path(raw).expanduser()
+    candidates = [p] if p.is_absolute() else [data_dir / "exports" / p, Path.cwd() / p]
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise NotFound(
+        f"No export file at {' or '.join(str(c) for c in candidates)}. "
+        "Give the path memory_export reported."
+    )
+
+
+def load_export(path: Path) -> dict[str, Any]:
+    """Read and validate an export file completely; nothing is written here."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"Cannot read {path}: {exc}.") from exc
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).") from exc
+    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
+        raise InvalidInput(f'{path} is not a BigMind export (no "format": "{EXPORT_FORMAT}").')
+    version = data.get("version")
+    if not isinstance(version, int) or not 1 <= version <= EXPORT_VERSION:
+        raise InvalidInput(
+            f"{path} is export version {version!r}; this BigMind reads versions 1–{EXPORT_VERSION}."
+            " Upgrade BigMind to import it."
+        )
+    for t in (*TABLES, Table("identity_profile", ("user_id",), ())):
+        rows = data.get(t.name, [])
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise InvalidInput(f"{path}: '{t.name}' must be a list of objects.")
+        for i, r in enumerate(rows):
+            bad = [k for k in r if not _IDENT.match(str(k))]
+            if bad:
+                raise InvalidInput(f"{path}: {t.name}[{i}] has invalid column names {bad[:3]}.")
+            missing = [c for c in t.required if r.get(c) in (None, "")]
+            if missing:
+                raise InvalidInput(f"{path}: {t.name}[{i}] lacks {', '.join(missing)}.")
+    session_ids = {r["id"] for r in data.get("sessions", [])}
+    for child in ("session_summaries", "conversation_chunks", "focus_announcements"):
+        key = "id" if child == "session_summaries" else "session_id"
+        orphans = {r[key] for r in data.get(child, [])} - session_ids
+        if orphans:
+            raise InvalidInput(
+                f"{path}: {child} refer to sessions missing from the file ({sorted(orphans)[:2]})."
+            )
+    user = data.get("user")
+    if not isinstance(user, dict) or not user.get("username"):
+        raise InvalidInput(f"{path}: the 'user' object is missing.")
+    return data
+
+
+def import_data(
+    store: Store, data: dict[str, Any], mode: str = "merge", progress: Progress | None = None
+) -> ImportReport:
+    """Merge a validated export into the store's user's memory in one transaction
+    (``progress`` is told the rows merged so far, every ``PROGRESS_EVERY``)."""
+    if mode != "merge":
+        raise InvalidInput(f"'mode' must be 'merge' (got {mode!r}); merge never deletes anything.")
+    report = ImportReport(source_user=str(data["user"]["username"]))
+    try:
+        _merge(store, data, report, progress)
+    except store.db.Error as exc:
+        raise InvalidInput(
+            f"The file's rows do not fit this database ({exc}); nothing was imported."
+        ) from exc
+    return report
+
+
+def _merge(
+    store: Store, data: dict[str, Any], report: ImportReport, progress: Progress | None
+) -> None:
+    total = sum(len(data.get(t.name, [])) for t in TABLES)
+    seen = 0
+    may_review = globalkb.may_curate(store)
+    copier = Transfer(store.db, store.uid)
+    with store.db.transaction() as tx:
+        for sid in {r["id"] for r in data.get("sessions", [])}:
+            owner = copier.session_owner(tx, sid)
+            if owner is not None and owner != store.uid:
+                raise InvalidInput(
+                    f"Session {sid} in the file belongs to another user of this database; "
+                    "a user's export can only be merged into their own memory or another database."
+                )
+        for t in TABLES:
+            columns = tx.columns(t.name) - GENERATED_COLUMNS
+            added = skipped = 0
+            for raw in data.get(t.name, []):
+                seen += 1
+                if progress and (seen % PROGRESS_EVERY == 0 or seen == total):
+                    progress(seen, total)
+                row = {k: v for k, v in raw.items() if k in columns}
+                for col in t.owner:
+                    row[col] = store.uid
+                if t.name == "facts":
+                    row["content_hash"] = row.get("content_hash") or content_hash(row["fact"])
+                if t.name == "global_knowledge" and not may_review:
+                    # Company knowledge is approved by a curator of this database, not by
+                    # whoever approved it where the file came from.
+                    row["status"], row["approved_by"] = "pending", None
+                if row.get("approved_by") and not copier.user_exists(tx, row["approved_by"]):
+                    row["approved_by"] = None  # a curator of the source database
+                if _exists(copier, tx, t, row):
+                    skipped += 1
+                    continue
+                if t.int_id and "id" in row and copier.id_taken(tx, t.name, row["id"]):
+                    row.pop("id")  # taken by another row: let the database number it
+                copier.insert(tx, t.name, row)
+                added += 1
+            report.added[t.name] = added
+            report.skipped[t.name] = skipped
+            if t.int_id and added:
+                renumber_after_explicit_ids(tx, t.name)
+        profile = data.get("identity_profile", [])
+        report.added["identity_profile"] = copier.fill_profile(tx, profile[0]) if profile else 0
+
+
+def _exists(copier: Transfer, tx: Tx, t: Table, row: Row) -> bool:
+    if (
+        t.name == "facts"
+        and not row.get("deprecated")
+        and copier.has_active_fact(tx, row["content_hash"])
+    ):
+        return True  # the same active fact is already known: no duplicate
+    if any(row.get(k) is None for k in t.key):
+        return False
+    return copier.has_row(tx, t.name, {k: row[k] for k in t.key}, own="user_id" in t.owner)

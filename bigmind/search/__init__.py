@@ -1,0 +1,1 @@
+"""Search: keyword ranking, text search, the embedder, vectors and hybrid recall."""

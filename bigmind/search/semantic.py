@@ -1,0 +1,237 @@
+"""The semantic index as a service: loads the model and embeds in the background.
+
+Nothing here ever makes a tool wait for the model. :meth:`Semantic.start` spawns
+one daemon thread that loads the embedder, adopts or checks the vector tables'
+model, then embeds every memory without a vector in batches, and afterwards
+sleeps until :meth:`Semantic.notify` (called after writes) or a periodic timer
+wakes it. Until the model is ready, :meth:`Semantic.embed_query` returns None and
+searches fall back to keywords, saying why (:meth:`Semantic.status`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bigmind.config import Settings
+from bigmind.errors import BigMindError
+from bigmind.search.embedder import Embedder, load_embedder
+from bigmind.search.vectors import SOURCES, Pending, VectorStore
+from bigmind.storage.db import Backend
+from bigmind.storage.users import Users
+
+log = logging.getLogger(__name__)
+
+BATCH = 16  # small batches: the write lock and the CPU are free again soon
+IDLE_RESCAN_S = 30.0
+QUERY_CACHE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    state: str  # off | unavailable | loading | ready | stale-model | error
+    detail: str
+    model: str | None = None
+    embedded: int = 0
+    backlog: int = 0
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    def note(self) -> str:
+        """One line for search results when vectors could not (fully) take part."""
+        if self.state == "ready":
+            return ""
+        return f"(semantic search {self.state}: {self.detail} — keyword results only)"
+
+
+class Semantic:
+    """Embeds memories in the background and answers query embeddings once ready."""
+
+    def __init__(
+        self,
+        db: Backend,
+        settings: Settings,
+        *,
+        loader: Callable[[Settings], Embedder | None] = load_embedder,
+    ) -> None:
+        self.vectors = VectorStore(db)
+        self.settings = settings
+        self._loader = loader
+        self._embedder: Embedder | None = None
+        self._state = "loading"
+        self._detail = "the embedding model is loading"
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        if settings.embed_model.strip().lower() in ("", "off", "none"):
+            self._set("off", "BIGMIND_EMBED_MODEL=off")
+        elif not self.vectors.available:
+            self._set("unavailable", "sqlite-vec could not be loaded (see `bigmind doctor`)")
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        """Begin loading the model and embedding the backlog (once; returns at once)."""
+        if self._thread is not None or self._state in ("off", "unavailable"):
+            return
+        self._thread = threading.Thread(target=self._run, name="bigmind-embedder", daemon=True)
+        self._thread.start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def notify(self) -> None:
+        """Something was written: embed it soon."""
+        self._idle.clear()
+        self._wake.set()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until the backlog is empty (tests, CLI); False on timeout or if not running."""
+        if self._thread is None:
+            return False
+        return self._idle.wait(timeout)
+
+    def _set(self, state: str, detail: str) -> None:
+        self._state, self._detail = state, detail
+
+    def _run(self) -> None:
+        try:
+            emb = self._loader(self.settings)
+        except BigMindError as exc:
+            self._set("error", str(exc))
+            log.warning("semantic search disabled: %s", exc)
+            self._idle.set()
+            return
+        if emb is None:
+            self._set("off", "no embedding model configured")
+            self._idle.set()
+            return
+        held = self.vectors.model()
+        if held is None:
+            self.vectors.adopt(emb.model_id, emb.dim)
+        elif held != (emb.model_id, emb.dim):
+            self._set(
+                "stale-model",
+                f"stored vectors are from {held[0]} ({held[1]} d) but the model is "
+                f"{emb.model_id} ({emb.dim} d); run `bigmind reindex`",
+            )
+            self._idle.set()
+            return
+        self._embedder = emb
+        self._set("ready", f"{emb.model_id} ({emb.dim} d)")
+        try:
+            self.vectors.warm([*self._owner_ids(), ""])
+        except (BigMindError, OSError, self.vectors.db.Error) as exc:
+            log.warning("could not preload vectors (searches load them on demand): %s", exc)
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                while self.embed_batch() and not self._stop.is_set():
+                    pass
+            except (BigMindError, OSError, self.vectors.db.Error) as exc:
+                # A locked or busy database: nothing was lost, retry on the next wake.
+                log.warning("background embedding paused: %s", exc)
+                self.vectors.rescan()
+            self._idle.set()
+            self._wake.wait(IDLE_RESCAN_S)
+
+    def _owner_ids(self) -> list[str]:
+        user = Users(self.vectors.db, "").by_name(self.settings.user.strip())
+        return [user.id] if user is not None else []
+
+    def embed_batch(self, limit: int = BATCH) -> int:
+        """Embed up to ``limit`` pending memories now; returns how many were written."""
+        emb = self._embedder
+        if emb is None:
+            return 0
+        todo: list[Pending] = []
+        for kind in SOURCES:
+            todo += self.vectors.pending(kind, limit - len(todo))
+            if len(todo) >= limit:
+                break
+        if not todo:
+            return 0
+        vecs = emb.embed([p.text for p in todo])
+        return self.vectors.write(todo, vecs, emb.model_id)
+
+    # -- queries -------------------------------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        return self._state == "ready" and self._embedder is not None
+
+    @property
+    def catching_up(self) -> bool:
+        """The background thread is embedding a backlog right now."""
+        return self._thread is not None and self.ready and not self._idle.is_set()
+
+    def embed_query(self, text: str) -> Any | None:
+        """The query's vector, or None while the model is not ready."""
+        emb = self._embedder
+        if emb is None or self._state != "ready":
+            return None
+        key = " ".join(text.split()).lower()
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        vec = emb.embed([text])[0]
+        with self._cache_lock:
+            self._cache[key] = vec
+            while len(self._cache) > QUERY_CACHE:
+                self._cache.popitem(last=False)
+        return vec
+
+    def status(self, *, counts: bool = False) -> Status:
+        model = self._embedder.model_id if self._embedder else None
+        if not counts or self._state in ("off", "unavailable"):
+            return Status(self._state, self._detail, model)
+        embedded = sum(self.vectors.count().values())
+        backlog = sum(self.vectors.backlog().values())
+        return Status(self._state, self._detail, model, embedded, backlog)
+
+    # -- foreground use (CLI, benchmarks) ------------------------------------------------
+    def load_now(self, *, adopt: bool = False) -> Embedder:
+        """Load the model in the caller's thread; with ``adopt``, take over the vector tables
+        even if they hold another model's vectors (dropping them)."""
+        emb = self._loader(self.settings)
+        if emb is None:
+            raise BigMindError("No embedding model is configured (BIGMIND_EMBED_MODEL=off).")
+        held = self.vectors.model()
+        if adopt or held is None:
+            self.vectors.adopt(emb.model_id, emb.dim)
+        elif held != (emb.model_id, emb.dim):
+            raise BigMindError(
+                f"Stored vectors are from {held[0]}; run `bigmind reindex` to use {emb.model_id}."
+            )
+        self._embedder = emb
+        self._set("ready", f"{emb.model_id} ({emb.dim} d)")
+        return emb
+
+    def embed_backlog(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every memory without a current vector, now. Returns how many."""
+        total = sum(self.vectors.backlog().values())
+        done = 0
+        while n := self.embed_batch(128):
+            done += n
+            if progress:
+                progress(done, max(total, done))
+        return done
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Drop every vector and embed everything again with the configured model (foreground).
+
+        Used by ``bigmind reindex`` after a model change. Returns the number embedded.
+        """
+        self.load_now(adopt=True)
+        return self.embed_backlog(progress)

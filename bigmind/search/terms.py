@@ -1,0 +1,119 @@
+"""Turn what an agent types into a full-text query that never errors and rarely returns nothing.
+
+FTS5's own syntax AND-matches every bare token and treats ``"``, ``*``, ``-``,
+``:``, ``NEAR``, ``AND``/``OR``/``NOT`` as operators, so a pasted question
+either raises a syntax error or matches nothing. Here every meaningful term is
+quoted (so it can only be a term or a phrase) and the terms are OR-ed; BM25
+then ranks rows that match more, and rarer, terms first. Stop words are dropped
+(unless nothing else is left) and stemming comes from the porter tokenizer.
+A trailing ``*`` on a word keeps its meaning: a prefix search.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from bigmind.storage.fulltext import quote_term as quote_term
+
+MAX_TERMS = 32
+
+# Words that carry no topic. FTS operator words are here too, so "A AND B" means A, B.
+STOP_WORDS = frozenset(
+    """
+a about above after again against all also am an and any are aren't as at be because been
+before being below between both but by can can't cannot could couldn't did didn't do does
+doesn't doing don't down during each either else ever few for from further get got had hadn't
+has hasn't have haven't having he her here hers herself him himself his how i if in into is
+isn't it it's its itself just let's like me might more most much must mustn't my myself near
+need no nor not now of off on once one only or other ought our ours ourselves out over own
+please same shall shan't she should shouldn't so some such tell than that that's the their
+theirs them themselves then there there's these they this those through to too under until up
+upon us use used using very via want was wasn't we were weren't what what's when where which
+while who whom why will with won't would wouldn't yes yet you your yours yourself yourselves
+remember recall know knew find show say said think thing things anything something ever again
+last time
+""".split()  # noqa: SIM905 - a word list reads better as text
+)
+
+# A term: letters/digits glued by in-word punctuation (pre-commit, config.py, snake_case, v1.2).
+_TERM = re.compile(r"[^\W_]+(?:[._/'\-][^\W_]+)*\*?|[^\W_]+(?:_[^\W_]+)+\*?", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class FtsQuery:
+    """A safe FTS5 MATCH expression and the terms it was built from."""
+
+    expression: str
+    terms: tuple[str, ...]
+
+
+def terms_of(text: str) -> list[str]:
+    """Meaningful lower-cased terms of ``text``, in order, without duplicates."""
+    raw: list[str] = []
+    for m in _TERM.finditer(text):
+        tok = m.group(0).lower().strip("'")
+        if tok and tok not in raw:
+            raw.append(tok)
+    kept = [t for t in raw if t.rstrip("*") not in STOP_WORDS]
+    return (kept or raw)[:MAX_TERMS]
+
+
+def build_fts_query(text: str) -> FtsQuery | None:
+    """Build an OR query of quoted terms, or None when the text has no searchable term."""
+    terms = terms_of(text)
+    if not terms:
+        return None
+    return FtsQuery(" OR ".join(quote_term(t) for t in terms), tuple(terms))
+
+
+_WORDS = re.compile(r"\S+")
+
+
+def stem_prefix(term: str) -> str:
+    """The part of a query term its other word forms share (a crude stem, ≥ 4 characters)."""
+    word = term.rstrip("*").lower()
+    return word[: max(4, len(word) - 3)]
+
+
+EXCERPT_WINDOW = 2_000  # characters each side of the first match that are split into words
+
+
+@functools.lru_cache(maxsize=256)
+def _excerpt_patterns(stems: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(a word that starts with a stem, a stem at any word start) — compiled once per query."""
+    alternatives = "|".join(map(re.escape, stems))
+    return (
+        re.compile(r"[\"'(`\[{<*]*(?:" + alternatives + ")", re.I),
+        re.compile(r"(?<!\w)(?:" + alternatives + ")", re.I),
+    )
+
+
+def excerpt(text: str, terms: tuple[str, ...] | list[str], width: int = 40) -> str:
+    """About ``width`` words of ``text`` around the first query term, terms in **bold**.
+
+    Computed here rather than with FTS5's snippet(), which costs as much per row as ranking.
+    """
+    # Phrase terms (pre-commit, config.py) are matched on their first part.
+    stems = {re.split(r"[._/'\-]", stem_prefix(t))[0] for t in terms if t.rstrip("*")}
+    stems.discard("")
+    pattern, anywhere = _excerpt_patterns(tuple(sorted(stems))) if stems else (None, None)
+    # Long texts: split into words only a window around the first match (C-speed search).
+    first_hit = anywhere.search(text) if anywhere else None
+    pos = first_hit.start() if first_hit else 0
+    lo = max(0, pos - EXCERPT_WINDOW)
+    hi = pos + EXCERPT_WINDOW
+    words = _WORDS.findall(text[lo:hi])
+    marks = [bool(pattern and pattern.match(w)) for w in words]
+    first = marks.index(True) if True in marks else 0
+    start = max(0, min(first - width // 4, len(words) - width))
+    end = start + width
+    out = " ".join(
+        f"**{w}**" if m else w for w, m in zip(words[start:end], marks[start:end], strict=True)
+    )
+    if start > 0 or lo > 0:
+        out = "…" + out
+    if end < len(words) or hi < len(text):
+        out += "…"
+    return out

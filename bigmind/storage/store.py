@@ -1,0 +1,372 @@
+"""The memory store: users, sessions, facts, chunks and the profile, for one configured user.
+
+Every read and write is scoped to that user; an id that belongs to someone else
+is reported exactly like an unknown id, so ids leak nothing. Validation lives
+here, so the MCP tools and the CLI reject the same inputs with the same words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bigmind import limits
+from bigmind.errors import Forbidden, InvalidInput, NotFound
+from bigmind.limits import (
+    check_category,
+    check_importance,
+    check_limit,
+    check_text,
+    check_unit,
+    optional_text,
+)
+from bigmind.models import (
+    AUTO_CLOSE_HOURS,
+    AUTO_CLOSED_ONE_LINER,
+    CHUNK_ROLES,
+    Chunk,
+    Fact,
+    Profile,
+    Session,
+    Summary,
+    User,
+    content_hash,
+    new_id,
+    now_ts,
+    ts_ago,
+)
+from bigmind.storage.chunks import Chunks
+from bigmind.storage.db import Backend, Tx
+from bigmind.storage.facts import Facts, fact_from_row
+from bigmind.storage.hypotheses import Hypotheses
+from bigmind.storage.knowledge import Knowledge
+from bigmind.storage.profile import Profiles
+from bigmind.storage.sessions import TOPIC_MATCH, Sessions, session_from_row, topic_pattern
+from bigmind.storage.users import Users
+
+# Re-exported for the modules that read them from here.
+__all__ = [
+    "TOPIC_MATCH",
+    "SessionRef",
+    "SessionStart",
+    "Store",
+    "fact_from_row",
+    "session_from_row",
+    "topic_pattern",
+]
+
+TOUCH_SECONDS = 30
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStart:
+    session: Session
+    reused: bool
+    auto_closed: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    """The session a write was attached to, and whether it had to be opened for it."""
+
+    session: Session
+    opened: bool
+
+
+class Store:
+    """CRUD and search for one user's memory over a :class:`Backend`."""
+
+    def __init__(self, backend: Backend, username: str, *, mode: str = "personal") -> None:
+        self.db = backend
+        self.mode = mode
+        self.user = self._ensure_user(username)
+        self.sessions = Sessions(backend, self.uid)
+        self.facts = Facts(backend, self.uid)
+        self.chunks = Chunks(backend, self.uid)
+        self.profiles = Profiles(backend, self.uid)
+
+    # -- users -------------------------------------------------------------------------------
+    def _ensure_user(self, username: str) -> User:
+        username = check_text("username", username, limits.NAME)
+        # The personal-mode owner administers their memory; in team and enterprise modes a
+        # new user is a member until `bigmind user set-role` says otherwise.
+        role = "admin" if self.mode == "personal" else "member"
+        with self.db.transaction() as tx:
+            return Users(self.db, "").ensure(tx, username, role, now_ts())
+
+    @property
+    def uid(self) -> str:
+        return self.user.id
+
+    def check_user(self, user_id: str | None) -> None:
+        """Accept the configured user's name or id; refuse anyone else's."""
+        if user_id and user_id not in (self.user.id, self.user.username):
+            raise Forbidden(
+                f"This BigMind server acts as user '{self.user.username}'. "
+                "Omit user_id, or start the server with BIGMIND_USER set to that user."
+            )
+
+    # -- sessions ----------------------------------------------------------------------------
+    def get_session(self, session_id: str) -> Session:
+        sid = check_text("session_id", session_id, limits.NAME)
+        s = self.sessions.get(sid)
+        if s is None:
+            raise NotFound(
+                f"No session '{sid}' in your memory. Use memory_list_sessions to find ids, "
+                "or omit session_id to use the open session."
+            )
+        return s
+
+    def start_session(
+        self, ide_hint: str | None = None, session_id: str | None = None
+    ) -> SessionStart:
+        """Open a session (auto-closing ones open > 24 h), or reuse ``session_id`` if given."""
+        hint = optional_text("ide_hint", ide_hint, limits.NAME)
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            if session_id:
+                existing = self.sessions.get(session_id.strip(), tx)
+                if existing is None:
+                    raise NotFound(
+                        f"No session '{session_id}' in your memory to resume. "
+                        "Call memory_start_session() without session_id to open a new one."
+                    )
+                self.sessions.touch(tx, existing.id, ts)
+                return SessionStart(existing, True, [])
+            closed = self.sessions.open_before(tx, ts_ago(hours=AUTO_CLOSE_HOURS))
+            self.sessions.close_auto(tx, closed, AUTO_CLOSED_ONE_LINER, ts)
+            sid = new_id()
+            self.sessions.insert(tx, sid, ts, hint)
+            session = self.sessions.get(sid, tx)
+        assert session is not None
+        return SessionStart(session, False, closed)
+
+    def auto_close(self, session_ids: Sequence[str], one_liner: str) -> list[str]:
+        """Close those of ``session_ids`` that are this user's and still open, marked as closed
+        automatically; a one-liner the agent already wrote is kept. Returns the ids closed."""
+        line = check_text("one_liner", one_liner, limits.ONE_LINER)
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            open_ids = self.sessions.open_ids(tx, session_ids)
+            self.sessions.close_auto(tx, open_ids, line, ts)
+        return open_ids
+
+    def resolve_session(self, session_id: str | None, tx: Tx) -> SessionRef:
+        """The session a write belongs to: the given one, else the latest open one, else a new one.
+
+        Agents forget memory_start_session; a write must never fail for that reason.
+        """
+        ts = now_ts()
+        if session_id and session_id.strip():
+            s = self.sessions.get(session_id.strip(), tx)
+            if s is None:
+                raise NotFound(
+                    f"No session '{session_id}' in your memory. Omit session_id to use the "
+                    "open session, or call memory_start_session()."
+                )
+            self._touch(tx, s, ts)
+            return SessionRef(s, False)
+        latest = self.sessions.latest_open(tx)
+        if latest is not None:
+            self._touch(tx, latest, ts)
+            return SessionRef(latest, False)
+        sid = new_id()
+        self.sessions.insert(tx, sid, ts)
+        s2 = self.sessions.get(sid, tx)
+        assert s2 is not None
+        return SessionRef(s2, True)
+
+    def _touch(self, tx: Tx, s: Session, ts: str) -> None:
+        """Record activity, at most once per TOUCH_SECONDS: a write saved on most calls."""
+        if (s.last_activity_at or "") < ts_ago(seconds=TOUCH_SECONDS):
+            self.sessions.touch(tx, s.id, ts)
+
+    def end_session(
+        self,
+        session_id: str | None,
+        one_liner: str,
+        topics: str | Sequence[str] | None,
+        outcome: str | None,
+        summary: str | None,
+        key_facts: str | Sequence[str] | None = None,
+        code_refs: str | Sequence[str] | None = None,
+        importance: int = 5,
+    ) -> tuple[Session, bool]:
+        """Close a session with its Tier-1 line and Tier-2 summary. Returns (session, was_open)."""
+        line = check_text("one_liner", one_liner, limits.ONE_LINER)
+        tags = limits.tags(topics)
+        out = optional_text("outcome", outcome, limits.OUTCOME)
+        body = optional_text("summary", summary, limits.SUMMARY)
+        facts = limits.lines("key_facts", key_facts, limits.SUMMARY)
+        refs = limits.lines("code_refs", code_refs, limits.SUMMARY)
+        imp = check_importance(importance)
+        ts = now_ts()
+        tier2 = bool(body or facts or refs)
+        with self.db.transaction() as tx:
+            ref = self.resolve_session(session_id, tx)
+            was_open = ref.session.is_open
+            self.sessions.end(
+                tx,
+                ref.session.id,
+                ts,
+                one_liner=line,
+                topics=tags,
+                outcome=out,
+                importance=imp,
+                has_tier2=tier2,
+            )
+            if tier2:
+                self.sessions.save_summary(tx, ref.session.id, body or "", facts, refs, ts)
+            s = self.sessions.get(ref.session.id, tx)
+        assert s is not None
+        return s, was_open
+
+    def session_detail(self, session_id: str) -> tuple[Session, Summary | None, list[Chunk]]:
+        s = self.get_session(session_id)
+        return s, self.sessions.summary(s.id), self.chunks.of_session(s.id)
+
+    def list_sessions(
+        self, limit: int = 10, topic: str | None = None, offset: int = 0
+    ) -> list[Session]:
+        return self.sessions.page(check_limit(limit), offset, topic)
+
+    def important_sessions(self, limit: int = 3, min_importance: int = 8) -> list[Session]:
+        return self.sessions.important(limit, min_importance)
+
+    def count_sessions(self) -> int:
+        return self.sessions.count()
+
+    def open_sessions(self) -> list[Session]:
+        return self.sessions.open(20)
+
+    # -- facts -------------------------------------------------------------------------------
+    def store_fact(
+        self,
+        category: str,
+        fact: str,
+        confidence: float = 1.0,
+        session_id: str | None = None,
+        importance: int = 5,
+    ) -> tuple[Fact, bool, SessionRef | None]:
+        """Store a fact. Returns (fact, created, session); an identical active fact is reused."""
+        cat = check_category(category)
+        text = check_text("fact", fact, limits.FACT)
+        conf = check_unit("confidence", confidence)
+        imp = check_importance(importance)
+        digest = content_hash(text)
+        ts = now_ts()
+        with self.db.transaction() as tx:
+            dup = self.facts.active_with_hash(digest, tx)
+            if dup is not None:
+                return dup, False, None
+            ref = self.resolve_session(session_id, tx) if session_id else None
+            created = self.facts.insert(
+                tx,
+                category=cat,
+                fact=text,
+                source_session=ref.session.id if ref else None,
+                confidence=conf,
+                importance=imp,
+                digest=digest,
+                ts=ts,
+            )
+        return created, True, ref
+
+    def get_fact(self, fact_id: int) -> Fact:
+        f = self.facts.get(fact_id)
+        if f is None:
+            raise NotFound(
+                f"No fact #{fact_id} in your memory. Use memory_search_facts to find fact ids."
+            )
+        return f
+
+    def deprecate_fact(self, fact_id: int, reason: str) -> Fact:
+        why = check_text("reason", reason, limits.SHORT)
+        current = self.get_fact(fact_id)
+        if current.deprecated:
+            raise InvalidInput(
+                f"Fact #{fact_id} is already deprecated ({current.deprecation_reason}). "
+                "Nothing changed."
+            )
+        with self.db.transaction() as tx:
+            self.facts.deprecate(tx, fact_id, why, now_ts())
+        return self.get_fact(fact_id)
+
+    def restore_fact(self, fact_id: int) -> Fact:
+        """Undo :meth:`deprecate_fact`, unless an identical fact is active again meanwhile."""
+        current = self.get_fact(fact_id)
+        if not current.deprecated:
+            raise InvalidInput(f"Fact #{fact_id} is not deprecated. Nothing changed.")
+        with self.db.transaction() as tx:
+            same = self.facts.active_twin(tx, fact_id)
+            if same is not None:
+                raise InvalidInput(
+                    f"An identical active fact #{same} exists; restoring #{fact_id}"
+                    " would duplicate it. Nothing changed."
+                )
+            self.facts.restore(tx, fact_id, now_ts())
+        return self.get_fact(fact_id)
+
+    def facts_by_ids(self, ids: Sequence[int]) -> list[Fact]:
+        """The user's active facts with these ids, in the order given."""
+        return self.facts.by_ids(ids)
+
+    def top_facts(self, limit: int) -> list[Fact]:
+        """Active facts, most important, most confident, most recently updated first."""
+        return self.facts.top(limit)
+
+    def count_active_facts(self, cap: int | None = None) -> int:
+        """Active facts; with ``cap``, counting stops there (cheap on huge memories)."""
+        return self.facts.count("active", cap=cap)
+
+    # -- chunks ------------------------------------------------------------------------------
+    def append_chunk(
+        self,
+        content: str,
+        session_id: str | None = None,
+        role: str = "assistant",
+        flag_reason: str | None = None,
+    ) -> tuple[Chunk, SessionRef]:
+        body = check_text("content", content, limits.CHUNK)
+        if role not in CHUNK_ROLES:
+            raise InvalidInput(f"'role' must be one of {', '.join(CHUNK_ROLES)}; got {role!r}.")
+        reason = optional_text("flag_reason", flag_reason, limits.SHORT)
+        with self.db.transaction() as tx:
+            ref = self.resolve_session(session_id, tx)
+            chunk = self.chunks.append(tx, ref.session.id, role, body, reason, now_ts())
+        return chunk, ref
+
+    # -- profile -----------------------------------------------------------------------------
+    def get_profile(self) -> Profile:
+        return self.profiles.get()
+
+    def update_profile(
+        self,
+        role: str | None = None,
+        preferences: str | None = None,
+        pinned_facts: str | Sequence[str] | None = None,
+    ) -> Profile:
+        """Upsert the Tier-0 profile; a field left as None keeps its value, "" clears it."""
+        if role is None and preferences is None and pinned_facts is None:
+            raise InvalidInput("Give at least one of role, preferences or pinned_facts.")
+        fields: dict[str, str | None] = {}
+        if role is not None:
+            fields["role"] = optional_text("role", role, limits.SHORT)
+        if preferences is not None:
+            fields["preferences"] = optional_text("preferences", preferences, limits.PROFILE_TEXT)
+        if pinned_facts is not None:
+            fields["pinned_facts"] = limits.lines("pinned_facts", pinned_facts, limits.PROFILE_TEXT)
+        with self.db.transaction() as tx:
+            self.profiles.update(tx, fields, now_ts())
+        return self.get_profile()
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of this user's memory per kind."""
+        return {
+            **self.sessions.counts(),
+            "facts": self.facts.count("active"),
+            "deprecated_facts": self.facts.count("deprecated"),
+            "chunks": self.chunks.count(),
+            "hypotheses": Hypotheses(self.db, self.uid).count(),
+            "global_approved": Knowledge(self.db, self.uid).count("approved"),
+        }

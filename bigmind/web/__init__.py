@@ -1,0 +1,1 @@
+"""The profile page: the Starlette app, its server, page data and charts."""

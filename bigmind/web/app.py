@@ -1,0 +1,341 @@
+"""The profile page: a small Starlette app over one Runtime's store (the configured user only).
+
+Server-rendered Jinja2 pages (autoescaped: stored text is always text), inline SVG charts, one
+small script. Safety: only Host headers naming this machine are served (no DNS rebinding);
+every change is a POST carrying this server's CSRF token and, when the browser sends one, a
+same-origin Origin header; a strict Content-Security-Policy forbids inline scripts.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import secrets
+from datetime import date
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from bigmind import __version__
+from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
+from bigmind.memory import globalkb
+from bigmind.models import day_of
+from bigmind.runtime import Runtime
+from bigmind.web import charts
+from bigmind.web import data as webdata
+
+log = logging.getLogger(__name__)
+HERE = Path(__file__).parent
+STATUS = {InvalidInput: 400, Forbidden: 403, NotFound: 404, BackendUnavailable: 503}
+TITLES = {
+    400: "Bad request",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Method not allowed",
+    500: "Something went wrong",
+    503: "Memory unavailable",
+}
+NAV = (
+    ("/", "Profile"),
+    ("/activity", "Activity"),
+    ("/topics", "Topics"),
+    ("/sessions", "Sessions"),
+    ("/facts", "Facts"),
+    ("/hypotheses", "Hypotheses"),
+    ("/people", "People"),
+    ("/global", "Company"),
+)
+NOTICES = {
+    "deprecated": "Fact #{id} deprecated.",
+    "restored": "Fact #{id} restored.",
+    "approved": "Company entry #{id} approved.",
+    "global-deprecated": "Company entry #{id} deprecated.",
+}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' "
+    "'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    # same-origin, not no-referrer: under no-referrer Chromium sends `Origin: null` on our own
+    # form POSTs, which the Origin check would refuse.
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,  # every {{ value }} is HTML-escaped; charts are marked safe explicitly
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(charts=charts, day=day_of, nav=NAV, version=__version__)
+    env.filters["compact"] = charts.compact
+    env.filters["topics"] = lambda v: [t.strip() for t in (v or "").split(",") if t.strip()]
+    return env
+
+
+def identity(rt: Runtime) -> dict[str, Any]:
+    """What ``/api/identity`` answers: enough to tell whether a page serves this memory."""
+    return {
+        "app": "bigmind",
+        "version": __version__,
+        "user": rt.settings.user,
+        "database": rt.settings.database,
+        "pid": os.getpid(),
+    }
+
+
+def create_app(rt: Runtime) -> Starlette:
+    """The profile app for ``rt``'s configured user."""
+    templates = Jinja2Templates(env=_environment())
+    csrf = secrets.token_urlsafe(32)
+    s = rt.settings
+    hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
+    if s.web_host not in ("127.0.0.1", "0.0.0.0", "::"):
+        hosts.append(s.web_host)
+    if s.web_host in ("0.0.0.0", "::"):  # deliberately exposed: any Host the admin routes here
+        hosts = ["*"]
+
+    def page(request: Request, name: str, **ctx: Any) -> HTMLResponse:
+        store = rt.store
+        notice = NOTICES.get(request.query_params.get("notice", ""), "")
+        base = {
+            "me": globalkb.caller(store),  # the role as it is now (`bigmind user set-role`)
+            "mode": store.mode,
+            "csrf": csrf,
+            "path": request.url.path,
+            "notice": notice.format(id=_int(request.query_params.get("id"), 0)) if notice else "",
+            "database": s.database,
+            "query": lambda **kw: _query(request, **kw),
+        }
+        response = templates.TemplateResponse(request, name, {**base, **ctx})
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+        try:
+            me = rt.store.user
+        except BigMindError:  # the database itself is the error: render without it
+            me = None
+        response = templates.TemplateResponse(
+            request,
+            "error.html",
+            {
+                "status": status,
+                "title": TITLES.get(status, "Error"),
+                "message": message,
+                "me": me,
+                "mode": s.mode,
+                "path": request.url.path,
+                "notice": "",
+                "database": s.database,
+                "csrf": "",
+            },
+            status_code=status,
+        )
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    async def checked_form(request: Request) -> dict[str, str]:
+        if _foreign(request):
+            raise Forbidden("This change came from another site and was refused.")
+        form = await request.form()
+        values = {k: v for k, v in form.items() if isinstance(v, str)}
+        if not hmac.compare_digest(values.get("csrf", ""), csrf):
+            raise Forbidden(
+                "The form's security token is missing or stale (the server restarted?). "
+                "Reload the page and try again."
+            )
+        return values
+
+    # -- pages ---------------------------------------------------------------------------
+    def home(request: Request) -> Response:
+        return page(request, "index.html", view=webdata.profile(rt.store))
+
+    def activity(request: Request) -> Response:
+        act = webdata.activity(rt.store)
+        return page(
+            request,
+            "activity.html",
+            act=act,
+            weeks=[(_week(d), n) for d, n in act.weeks],
+            savings=[(_week(d), n) for d, n in act.savings],
+        )
+
+    def topics(request: Request) -> Response:
+        return page(request, "topics.html", view=webdata.topics(rt.store))
+
+    def sessions(request: Request) -> Response:
+        topic = _text(request, "topic")
+        rows = webdata.sessions(rt.store, webdata.page_number(_text(request, "page")), topic)
+        return page(request, "sessions.html", rows=rows, topic=topic)
+
+    def session(request: Request) -> Response:
+        detail = webdata.session_detail(rt.store, str(request.path_params["session_id"]))
+        return page(request, "session.html", d=detail)
+
+    def facts(request: Request) -> Response:
+        view = webdata.facts(
+            rt.store,
+            rt.recall(),
+            query=_text(request, "q", 500),
+            category=_text(request, "category") or None,
+            status=_text(request, "status") or "active",
+            page=webdata.page_number(_text(request, "page")),
+        )
+        return page(request, "facts.html", view=view, statuses=webdata.FACT_STATUSES)
+
+    async def fact_action(request: Request) -> Response:
+        form = await checked_form(request)
+        fact_id = _int(request.path_params["fact_id"], -1)
+        if request.url.path.endswith("/deprecate"):
+            rt.store.deprecate_fact(fact_id, form.get("reason", ""))
+            notice = "deprecated"
+        else:
+            rt.store.restore_fact(fact_id)
+            notice = "restored"
+        rt.wrote()
+        return _back(form.get("back"), "/facts", notice, fact_id)
+
+    def hypotheses(request: Request) -> Response:
+        return page(request, "hypotheses.html", view=webdata.hypotheses(rt.store))
+
+    def people(request: Request) -> Response:
+        return page(
+            request,
+            "people.html",
+            people=webdata.people(rt.store),
+            directory=webdata.directory(rt.store),
+        )
+
+    def company(request: Request) -> Response:
+        view = webdata.global_view(
+            rt.store,
+            webdata.page_number(_text(request, "page")),
+            _text(request, "category") or None,
+        )
+        return page(request, "global.html", view=view)
+
+    async def review(request: Request) -> Response:
+        form = await checked_form(request)
+        entry_id = _int(request.path_params["entry_id"], -1)
+        action = form.get("action", "")
+        globalkb.review(rt.store, entry_id, action, form.get("notes") or None)
+        rt.wrote()
+        notice = "approved" if action == "approve" else "global-deprecated"
+        return _back(form.get("back"), "/global", notice, entry_id)
+
+    def whoami(request: Request) -> Response:
+        return JSONResponse(identity(rt))
+
+    # -- errors ----------------------------------------------------------------------------
+    def bigmind_error(request: Request, exc: Exception) -> Response:
+        status = next((code for cls, code in STATUS.items() if isinstance(exc, cls)), 400)
+        log.info("profile page %s: %s", request.url.path, exc)
+        return error_page(request, status, str(exc))
+
+    def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        message = {
+            404: f"There is no page at {request.url.path}.",
+            405: "This address does not take that kind of request.",
+        }.get(exc.status_code, str(exc.detail))
+        return error_page(request, exc.status_code, message)
+
+    def server_error(request: Request, exc: Exception) -> Response:
+        log.error("profile page %s failed", request.url.path, exc_info=exc)
+        return error_page(
+            request, 500, "The page failed to render. The details are in BigMind's log (stderr)."
+        )
+
+    routes = [
+        Route("/", home),
+        Route("/activity", activity),
+        Route("/topics", topics),
+        Route("/sessions", sessions),
+        Route("/sessions/{session_id}", session),
+        Route("/facts", facts),
+        Route("/facts/{fact_id:int}/deprecate", fact_action, methods=["POST"]),
+        Route("/facts/{fact_id:int}/restore", fact_action, methods=["POST"]),
+        Route("/hypotheses", hypotheses),
+        Route("/people", people),
+        Route("/global", company),
+        Route("/global/{entry_id:int}/review", review, methods=["POST"]),
+        Route("/api/identity", whoami),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        exception_handlers={
+            BigMindError: bigmind_error,
+            HTTPException: http_error,
+            500: server_error,
+        },
+    )
+
+
+def _foreign(request: Request) -> bool:
+    """Did the browser post this from another site? (The CSRF token is the real guard.)"""
+    site = request.headers.get("sec-fetch-site")
+    if site in ("cross-site", "same-site"):
+        return True
+    origin = request.headers.get("origin")
+    if origin == "null":  # an opaque origin is ours only when the browser says same-origin
+        return site != "same-origin"
+    return bool(origin) and urlsplit(origin or "").netloc != request.headers.get("host")
+
+
+def _week(monday: date) -> str:
+    return f"{monday.day} {monday:%b}"
+
+
+def _text(request: Request, name: str, limit: int = 200) -> str:
+    return request.query_params.get(name, "").strip()[:limit]
+
+
+def _int(value: object, default: int) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return default
+
+
+def _query(request: Request, **changes: object) -> str:
+    """This page's query string with ``changes`` (None removes a key), for links."""
+    params = dict(request.query_params)
+    for k, v in changes.items():
+        if v is None or v == "":
+            params.pop(k, None)
+        else:
+            params[k] = str(v)
+    params.pop("notice", None)
+    params.pop("id", None)
+    return "?" + urlencode(params) if params else "?"
+
+
+def _back(back: str | None, default: str, notice: str, item: int) -> RedirectResponse:
+    """Redirect after a POST to a local page (never another site), with a notice."""
+    target = default
+    if back and back.startswith("/") and back[1:2] not in ("/", "\\"):
+        target = back
+    path, _, qs = target.partition("?")
+    kept = [p for p in qs.split("&") if p and not p.startswith(("notice=", "id="))]
+    kept += [f"notice={notice}", f"id={item}"]
+    return RedirectResponse(f"{path}?{'&'.join(kept)}", status_code=303)
