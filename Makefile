@@ -3,7 +3,7 @@
 #
 #   make test         the fast lane: unit and in-memory client tests, SQLite only, in parallel
 #   make test-all     the whole suite, both backends, end-to-end and browser (what CI runs)
-#   make lint         ruff check, ruff format --check, mypy (bigmind and bench)
+#   make lint         ruff check, ruff format --check, mypy (bigmind and bench), lint-imports
 #   make fix          ruff check --fix, ruff format
 #   make bench-quick  every benchmark at a tiny size (what CI runs after the tests)
 
@@ -32,6 +32,7 @@ lint:
 	$(RUFF) check $(CODE)
 	$(RUFF) format --check $(CODE)
 	$(MYPY)
+	$(VENV)/bin/lint-imports
 
 fix:
 	$(RUFF) check --fix $(CODE)

@@ -29,7 +29,6 @@ from textgen import TextGen
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / ".cache" / "bigmind-tests" / "minilm-onnx-0.1.0-v1"
-BIGMIND = Path(sys.executable).parent / "bigmind"
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -80,7 +79,8 @@ def start(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
     }
     if code is not None:  # that checkout's package first, ahead of the editable install
         env["PYTHONPATH"] = str(code)
-    server = StdioServer([str(BIGMIND), "serve"], env)
+    # `python -m bigmind` exists in every revision (the console script's target moved).
+    server = StdioServer([sys.executable, "-m", "bigmind", "serve"], env)
     server.initialize()
     deadline = time.monotonic() + 300
     while True:  # the first call opens the memory and starts the model loading

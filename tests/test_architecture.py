@@ -1,9 +1,12 @@
-"""The structure holds: SQL that names a memory table lives in the data layer only."""
+"""The structure holds: SQL naming a memory table lives in the data layer, imports point one way
+with no cycles, modules stay small, and the command line starts without the server."""
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bigmind"
@@ -57,3 +60,103 @@ def test_the_check_sees_sql() -> None:
     assert not SQL.search("facts from the session")  # prose
     assert not SQL.search("Select the facts you want")
     assert SQL.search("SELECT rowid FROM {} WHERE {} MATCH ? LIMIT ?")
+
+
+# -- imports -------------------------------------------------------------------------------
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each bigmind module's imports of other bigmind modules, those inside functions too."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module in modules:
+                    graph[name].add(node.module)
+                graph[name] |= {f"{node.module}.{a.name}" for a in node.names} & modules.keys()
+            elif isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names} & modules.keys()
+        graph[name].discard(name)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles_counting_imports_inside_functions() -> None:
+    assert _cycles(_imports()) == []
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_modules_stay_small() -> None:
+    sizes = {
+        str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")
+    }
+    assert {m: n for m, n in sizes.items() if n > 800} == {}
+
+
+def test_subpackage_inits_are_thin() -> None:
+    for init in PACKAGE.rglob("__init__.py"):
+        if init.parent == PACKAGE:
+            continue
+        code = [n for n in ast.parse(init.read_text()).body if not isinstance(n, ast.Expr)]
+        assert code == [], f"{init.relative_to(PACKAGE)} should hold a docstring only"
+
+
+def test_bigmind_help_imports_only_the_command_line() -> None:
+    """`bigmind --help` and `bigmind version` stay fast: no server, database, model or web
+    module is imported for them."""
+    probe = (
+        "import sys, contextlib, io\n"
+        "from bigmind.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    for argv in (['--help'], ['version']):\n"
+        "        try:\n"
+        "            main(argv)\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.split()
+    ours = {m for m in out if m == "bigmind" or m.startswith("bigmind.")}
+    assert ours <= {"bigmind", "bigmind.cli", "bigmind.cli.main", "bigmind.errors"}, ours
+    heavy = {"fastmcp", "numpy", "apsw", "onnxruntime", "starlette", "psycopg", "pydantic"}
+    assert heavy.isdisjoint(out), heavy & set(out)
