@@ -321,14 +321,15 @@ def _coordinate(cands: list[_Cand], stems: list[str]) -> None:
     # One scan per text: every word start that begins with a stem (longest stems first).
     ordered = sorted(set(stems), key=len, reverse=True)
     pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, ordered)) + ")") if stems else None
+    # A match of a longer stem also shows every stem it starts with ("deploym" shows "deploy").
+    shows = {m: [st for st in stems if m.startswith(st)] for m in ordered}
     best: dict[str, float] = {}
     for c in cands:
         if c.kw_rank is None:
             continue
         if pattern is not None:
-            seen = set(pattern.findall(c.text.lower()))
-            found = sum(1 for st in stems if any(m.startswith(st) for m in seen))
-            c.lexical *= found / len(stems)
+            present = {st for m in set(pattern.findall(c.text.lower())) for st in shows[m]}
+            c.lexical *= sum(1 for st in stems if st in present) / len(stems)
         best[c.kind] = max(best.get(c.kind, 0.0), c.lexical)
     for c in cands:
         top = best.get(c.kind, 0.0)
