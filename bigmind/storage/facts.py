@@ -186,12 +186,8 @@ class Facts(Table):
     def _since(
         self, columns: str, cond: str, order: str, ts: str, limit: int
     ) -> tuple[int, list[Row]]:
-        where = f"FROM facts f WHERE f.user_id = ? AND {cond}"
-        n = int(self.db.query(f"SELECT count(*) AS n {where}", (self.uid, ts))[0]["n"])
-        rows = self.db.query(
-            f"SELECT {columns} {where} ORDER BY f.{order} LIMIT ?", (self.uid, ts, limit)
-        )
-        return n, rows
+        source = f"facts f WHERE f.user_id = ? AND {cond}"
+        return self._count_and_first(columns, source, (self.uid, ts), f"f.{order}", limit)
 
     # -- counts ----------------------------------------------------------------------------
     def count(

@@ -116,9 +116,5 @@ class Hypotheses(Table):
         return self._since("id, hypothesis, status, resolution", "resolved_at", ts, limit)
 
     def _since(self, columns: str, at: str, ts: str, limit: int) -> tuple[int, list[Row]]:
-        where = f"FROM hypotheses WHERE user_id = ? AND {at} >= ?"
-        n = int(self.db.query(f"SELECT count(*) AS n {where}", (self.uid, ts))[0]["n"])
-        rows = self.db.query(
-            f"SELECT {columns} {where} ORDER BY {at} LIMIT ?", (self.uid, ts, limit)
-        )
-        return n, rows
+        source = f"hypotheses WHERE user_id = ? AND {at} >= ?"
+        return self._count_and_first(columns, source, (self.uid, ts), at, limit)

@@ -176,11 +176,10 @@ class Knowledge(Table):
     def reviewed_since(self, ts: str, limit: int) -> tuple[int, list[Row]]:
         """(how many, the first ``limit`` by update) of the approved or deprecated entries
         updated at or after ``ts``: id, category, title, status."""
-        where = (
-            "FROM global_knowledge WHERE updated_at >= ? AND status IN ('approved', 'deprecated')"
+        return self._count_and_first(
+            "id, category, title, status",
+            "global_knowledge WHERE updated_at >= ? AND status IN ('approved', 'deprecated')",
+            (ts,),
+            "updated_at",
+            limit,
         )
-        n = int(self.db.query(f"SELECT count(*) AS n {where}", (ts,))[0]["n"])
-        rows = self.db.query(
-            f"SELECT id, category, title, status {where} ORDER BY updated_at LIMIT ?", (ts, limit)
-        )
-        return n, rows

@@ -91,10 +91,10 @@ class People(Table):
     def changed_since(self, ts: str, limit: int) -> tuple[int, list[Row]]:
         """(how many, the first ``limit`` by update) of those added or updated at or after
         ``ts``: username, display_name, role, created_at."""
-        where = "FROM people WHERE updated_at >= ?"
-        n = int(self.db.query(f"SELECT count(*) AS n {where}", (ts,))[0]["n"])
-        rows = self.db.query(
-            f"SELECT username, display_name, role, created_at {where} ORDER BY updated_at LIMIT ?",
-            (ts, limit),
+        return self._count_and_first(
+            "username, display_name, role, created_at",
+            "people WHERE updated_at >= ?",
+            (ts,),
+            "updated_at",
+            limit,
         )
-        return n, rows

@@ -201,12 +201,13 @@ class Sessions(Table):
         return self._since("ended_at >= ?", "ended_at", ts, limit)
 
     def _since(self, cond: str, order: str, ts: str, limit: int) -> tuple[int, list[Row]]:
-        sql = (
-            "SELECT id, started_at, ended_at, one_liner, outcome FROM sessions"
-            f" WHERE user_id = ? AND {cond} ORDER BY {order}"
+        return self._count_and_first(
+            "id, started_at, ended_at, one_liner, outcome",
+            f"sessions WHERE user_id = ? AND {cond}",
+            (self.uid, ts),
+            order,
+            limit,
         )
-        n = int(self.db.query(f"SELECT count(*) AS n FROM ({sql}) AS q", (self.uid, ts))[0]["n"])
-        return n, self.db.query(f"{sql} LIMIT ?", (self.uid, ts, limit))
 
     # -- counts ----------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

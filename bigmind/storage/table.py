@@ -20,6 +20,17 @@ class Table:
         """Statements run in ``tx`` when given (a write in progress), else as a plain read."""
         return tx.execute if tx is not None else self.db.query
 
+    def _count_and_first(
+        self, columns: str, source: str, params: Params, order: str, limit: int
+    ) -> tuple[int, list[Row]]:
+        """How many rows ``FROM {source}`` (a table and its WHERE) has, and the first ``limit``
+        of them by ``order``, with ``columns``: a list with its size (the diff's sections)."""
+        n = int(self.db.query(f"SELECT count(*) AS n FROM {source}", params)[0]["n"])
+        rows = self.db.query(
+            f"SELECT {columns} FROM {source} ORDER BY {order} LIMIT ?", (*params, limit)
+        )
+        return n, rows
+
 
 def marks(values: Sized) -> str:
     """``?, ?, ?`` for a list of parameters."""
