@@ -45,8 +45,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from run import CpuMeter, environment, progress, summary_ms
+from run import CpuMeter, environment, summary_ms
 from seed import seed
+from smoke import progress
 from textgen import TextGen
 
 from bigmind.config import Settings

@@ -125,9 +125,8 @@ def test_the_cycle_check_sees_a_cycle() -> None:
 
 
 def test_modules_stay_small() -> None:
-    sizes = {
-        str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")
-    }
+    files = [*PACKAGE.rglob("*.py"), *(PACKAGE.parent / "bench").glob("*.py")]
+    sizes = {str(p.relative_to(PACKAGE.parent)): len(p.read_text().splitlines()) for p in files}
     assert {m: n for m, n in sizes.items() if n > 800} == {}
 
 
