@@ -12,7 +12,13 @@ from bigmind.models import FACT_COLUMNS, Fact, column_list
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table, marks
 
-ACTIVE = "f.deprecated = 0"  # on the facts table aliased ``f``
+
+def active(alias: str = "f") -> str:
+    """The condition of an active fact, on the facts table aliased ``alias``."""
+    return f"{alias}.deprecated = 0"
+
+
+ACTIVE = active("f")
 STATUSES = ("active", "deprecated", "all")
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bigmind.storage.db import Row
+from bigmind.storage.facts import active
 from bigmind.storage.table import Table, marks
 
 
@@ -37,7 +38,7 @@ class FullText:
 
 
 FULL_TEXT: dict[str, FullText] = {
-    "fact": FullText("facts_fts", "facts", "b.user_id = ?", "4.0, 1.0", "b.deprecated = 0"),
+    "fact": FullText("facts_fts", "facts", "b.user_id = ?", "4.0, 1.0", active("b")),
     "chunk": FullText(
         "conversation_chunks_fts", "conversation_chunks", "b.user_id = ?", "1.0, 0.5"
     ),

@@ -8,6 +8,7 @@ from typing import Any
 
 from bigmind.models import now_ts
 from bigmind.storage.db import Row, Tx
+from bigmind.storage.facts import Facts
 from bigmind.storage.table import Table, marks
 
 # Every row a user owns, per table, parents before children.
@@ -57,13 +58,7 @@ class Transfer(Table):
 
     def has_active_fact(self, tx: Tx, digest: str) -> bool:
         """Whether this user already has an active fact with this content hash."""
-        return bool(
-            tx.execute(
-                "SELECT 1 AS x FROM facts WHERE user_id = ? AND content_hash = ?"
-                " AND coalesce(deprecated, 0) = 0 LIMIT 1",
-                (self.uid, digest),
-            )
-        )
+        return Facts(self.db, self.uid).active_with_hash(digest, tx) is not None
 
     def has_row(self, tx: Tx, table: str, key: Mapping[str, Any], *, own: bool) -> bool:
         """Whether ``table`` has a row with these key column values (with ``own``: of this
