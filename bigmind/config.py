@@ -46,6 +46,11 @@ class Settings(BaseSettings):
     pool_size: int = Field(
         default=4, ge=1, le=64, description="PostgreSQL connections per process."
     )
+    project: str | None = Field(
+        default=None,
+        description="The project (a folder or a name) when the client sends no roots and the "
+        "working directory is in no git repository.",
+    )
 
     @field_validator("db_path")
     @classmethod

@@ -82,6 +82,7 @@ class Session(Record):
     ide_hint: str | None
     last_activity_at: str | None
     auto_closed: int
+    project: str | None = None  # the project's key (bigmind.project); None: no project
 
     @property
     def is_open(self) -> bool:
@@ -104,6 +105,8 @@ class Fact(Record):
     created_at: str | None
     updated_at: str | None
     access_count: int
+    project: str | None = None  # where it was made (bigmind.project's key)
+    scope: str = "global"  # project: seen in its project only; global: everywhere
 
 
 FACT_COLUMNS = column_list(Fact, "f")
@@ -157,3 +160,4 @@ class Hit(Record):
     category: str | None = None
     confidence: float | None = None
     deprecated: bool = False
+    project: str | None = None  # set when the hit is from another project than the current one

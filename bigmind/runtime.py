@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bigmind import project
 from bigmind.config import Settings
 from bigmind.errors import BigMindError
 from bigmind.memory.usage import FLUSH_AFTER_S, USE_TOP, UsageTally
@@ -77,7 +78,7 @@ class Runtime:
     def _open(self) -> Store:
         s = self.settings
         backend = open_database(s)
-        store = Store(backend, s.user, mode=s.mode)
+        store = Store(backend, s.user, mode=s.mode, project=project.detect(os.getcwd(), s.project))
         if self.background:
             from bigmind.search.semantic import Semantic
 

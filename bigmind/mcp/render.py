@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from bigmind.memory.maintenance import Check
 from bigmind.models import Chunk, Hit, Session, Summary, day_of
+from bigmind.project import name_of
 from bigmind.tokens import count_tokens, truncate_to_tokens
 
 
@@ -24,6 +25,8 @@ def hits(results: Sequence[Hit], query: str, what: str) -> str:
             head += f" confidence {h.confidence:.2f}"
         if h.deprecated:
             head += " (deprecated)"
+        if h.project:
+            head += f" (other project: {name_of(h.project)})"
         if h.session_id and h.kind == "chunk":
             head += f" session `{h.session_id}`"
         lines.append(f"{head} — score {h.score:g}")

@@ -29,6 +29,7 @@ from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_limit, check_text
 from bigmind.models import TS_FORMAT, Hit, day_of, now_ts
+from bigmind.project import SEARCH_SCOPES, name_of
 from bigmind.search import keyword
 from bigmind.search.keyword import match_why
 from bigmind.search.semantic import Semantic
@@ -81,6 +82,9 @@ class _Cand:
     uses: int = 0
     seq: int = 0
     flag: str | None = None
+    project: str | None = None  # where it was made (None: no project, or a shared kind)
+    scope: str | None = None  # a fact's scope
+    elsewhere: bool = False  # from another project than the current one
     kw_rank: int | None = None
     kw_why: str = ""
     lexical: float = 0.0  # BM25, then × share of query terms present, / the kind's best
@@ -113,12 +117,18 @@ class Recall:
         *,
         mode: str = "hybrid",
         include_deprecated: bool = False,
+        scope: str = "all",
     ) -> Recalled:
+        """The best ``limit`` memories for ``query``. ``scope`` "all": this project's (and
+        global) memories first, then other projects', labelled; "project": this project's and
+        global ones only."""
         q = check_text("query", query, limits.QUERY)
         n = check_limit(limit)
         wanted = _kinds(kinds)
         if mode not in MODES:
             raise InvalidInput(f"'mode' must be one of {', '.join(MODES)}; got {mode!r}.")
+        if scope not in SEARCH_SCOPES:
+            raise InvalidInput(f"'scope' must be one of {', '.join(SEARCH_SCOPES)}; got {scope!r}.")
         qvec = None
         note = ""
         if mode != "keyword":
@@ -135,13 +145,14 @@ class Recall:
                     )
         use_kw = mode == "hybrid" or qvec is None
         p = self.params
-        fetch = max(p.fetch, n)
+        # Other projects' memories are filtered after ranking: take more candidates then.
+        fetch = max(p.fetch, n) * (2 if scope == "project" else 1)
         cands: dict[tuple[str, str], _Cand] = {}
         if use_kw:
             self._keyword_candidates(wanted, q, fetch, cands, include_deprecated)
         if qvec is not None:
             self._vector_candidates(wanted, qvec, fetch, cands)
-        top = self._rank(list(cands.values()), q, n, include_deprecated)
+        top = self._rank(list(cands.values()), q, n, include_deprecated, scope)
         return Recalled([self._hit(c, terms_of(q)) for c in top], note)
 
     # -- the steps of a search (also timed one by one by bench/semantic_latency.py) ---------
@@ -181,9 +192,17 @@ class Recall:
                 c = cands.setdefault((kind, item_id), _Cand(kind, item_id))
                 c.vec_rank, c.similarity = rank, sim
 
-    def _rank(self, cands: list[_Cand], q: str, n: int, include_deprecated: bool) -> list[_Cand]:
-        """Load the candidates, score them (fusion, context, signals) and keep the best ``n``."""
+    def _rank(
+        self, cands: list[_Cand], q: str, n: int, include_deprecated: bool, scope: str = "all"
+    ) -> list[_Cand]:
+        """Load the candidates, score them (fusion, context, signals) and keep the best ``n``:
+        this project's first (see :meth:`search`)."""
         loaded = self._load(cands, include_deprecated)
+        here = self.store.project_key
+        for c in loaded:
+            c.elsewhere = not _seen_from(c, here)
+        if scope == "project":
+            loaded = [c for c in loaded if not c.elsewhere]
         _coordinate(loaded, [stem_prefix(t) for t in terms_of(q)])
         now = datetime.strptime(now_ts(), TS_FORMAT)
         for c in loaded:
@@ -191,7 +210,7 @@ class Recall:
         self._conversation_context([c for c in loaded if c.kind == "chunk"])
         for c in loaded:
             self._signals(c, now)
-        loaded.sort(key=lambda c: (-c.score, c.kind, c.id))
+        loaded.sort(key=lambda c: (c.elsewhere, -c.score, c.kind, c.id))
         return loaded[:n]
 
     # -- candidates ----------------------------------------------------------------------
@@ -233,6 +252,8 @@ class Recall:
                 c.uses = int(row.get("uses") or 0)
                 c.seq = int(row.get("seq") or 0)
                 c.flag = row.get("flag")
+                c.project = row.get("project")
+                c.scope = row.get("scope")
                 out.append(c)
         return out
 
@@ -297,6 +318,8 @@ class Recall:
             c.signals = [x.replace(_LATE_WHY, why) for x in c.signals]
         if c.flag:
             c.signals.append(f"flagged: {c.flag}")
+        if c.elsewhere and c.project:
+            c.signals.append(f"from project {name_of(c.project)}")
         long = c.kind == "chunk" or len(c.text) > EXCERPT_ABOVE
         text = excerpt(c.text, terms) if long and terms else c.text[: EXCERPT_ABOVE * 2]
         return Hit(
@@ -310,7 +333,16 @@ class Recall:
             category=c.category,
             confidence=c.confidence,
             deprecated=c.deprecated,
+            project=c.project if c.elsewhere else None,
         )
+
+
+def _seen_from(c: _Cand, project: str | None) -> bool:
+    """Whether a memory belongs to the view from ``project``: a global fact, or a memory made
+    there or in no project (company knowledge and people have none)."""
+    if c.scope == "global":
+        return True
+    return c.project is None or c.project == project
 
 
 def _coordinate(cands: list[_Cand], stems: list[str]) -> None:

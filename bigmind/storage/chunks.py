@@ -13,12 +13,13 @@ class Chunks(Table):
     def append(
         self, tx: Tx, session_id: str, role: str, content: str, flag: str | None, ts: str
     ) -> Chunk:
-        """Add an exchange after the session's last one."""
+        """Add an exchange after the session's last one, in the session's project."""
         rows = tx.execute(
             "INSERT INTO conversation_chunks(session_id, user_id, role, content, flag_reason,"
-            " seq, created_at) VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM"
-            f" conversation_chunks WHERE session_id = ?), ?) RETURNING {column_list(Chunk)}",
-            (session_id, self.uid, role, content, flag, session_id, ts),
+            " seq, created_at, project) VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1"
+            " FROM conversation_chunks WHERE session_id = ?), ?, (SELECT project FROM sessions"
+            f" WHERE id = ?)) RETURNING {column_list(Chunk)}",
+            (session_id, self.uid, role, content, flag, session_id, ts, session_id),
         )
         return Chunk(**rows[0])
 

@@ -10,12 +10,22 @@ from collections.abc import Sequence
 
 from bigmind.models import FACT_COLUMNS, Fact, column_list
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import Table, marks
+from bigmind.storage.table import ANYWHERE, Table, marks
 
 
 def active(alias: str = "f") -> str:
     """The condition of an active fact, on the facts table aliased ``alias``."""
     return f"{alias}.deprecated = 0"
+
+
+def visible(alias: str, project: str | None) -> tuple[str, tuple[object, ...]]:
+    """The condition (and its parameter) of a fact seen from ``project``: the global ones and
+    the project's own. ``project`` None: the global ones; :data:`ANYWHERE`: every fact."""
+    if project == ANYWHERE:
+        return "1 = 1", ()
+    if project is None:
+        return f"{alias}.scope = 'global'", ()
+    return f"({alias}.scope = 'global' OR {alias}.project = ?)", (project,)
 
 
 ACTIVE = active("f")
@@ -51,12 +61,15 @@ class Facts(Table):
         )
         return fact_from_row(rows[0]) if rows else None
 
-    def active_with_hash(self, digest: str, tx: Tx | None = None) -> Fact | None:
-        """The active fact with this content hash, if any."""
+    def active_with_hash(
+        self, digest: str, tx: Tx | None = None, project: str | None = ANYWHERE
+    ) -> Fact | None:
+        """The active fact with this content hash seen from ``project``, if any."""
+        seen, args = visible("f", project)
         rows = self._run(tx)(
             f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND f.content_hash = ?"
-            f" AND {ACTIVE} LIMIT 1",
-            (self.uid, digest),
+            f" AND {ACTIVE} AND {seen} LIMIT 1",
+            (self.uid, digest, *args),
         )
         return fact_from_row(rows[0]) if rows else None
 
@@ -80,14 +93,36 @@ class Facts(Table):
         importance: int,
         digest: str,
         ts: str,
+        project: str | None = None,
+        scope: str = "global",
     ) -> Fact:
         rows = tx.execute(
             "INSERT INTO facts(user_id, category, fact, source_session, confidence, importance,"
-            " content_hash, created_at, updated_at, deprecated, access_count)"
-            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) RETURNING {column_list(Fact)}",
-            (self.uid, category, fact, source_session, confidence, importance, digest, ts, ts),
+            " content_hash, created_at, updated_at, deprecated, access_count, project, scope)"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?) RETURNING {column_list(Fact)}",
+            (
+                self.uid,
+                category,
+                fact,
+                source_session,
+                confidence,
+                importance,
+                digest,
+                ts,
+                ts,
+                project,
+                scope,
+            ),
         )
         return fact_from_row(rows[0])
+
+    def set_scope(self, tx: Tx, fact_id: int, scope: str, project: str | None, ts: str) -> None:
+        """Make a fact global, or its project's (``project``: where it now belongs)."""
+        tx.execute(
+            "UPDATE facts SET scope = ?, project = coalesce(?, project), updated_at = ?"
+            " WHERE id = ? AND +user_id = ?",
+            (scope, project, ts, fact_id, self.uid),
+        )
 
     def deprecate(self, tx: Tx, fact_id: int, reason: str, ts: str) -> None:
         tx.execute(
@@ -112,24 +147,27 @@ class Facts(Table):
         )
 
     # -- lists -----------------------------------------------------------------------------
-    def by_ids(self, ids: Sequence[int]) -> list[Fact]:
-        """The active facts with these ids, in the order given."""
+    def by_ids(self, ids: Sequence[int], project: str | None = ANYWHERE) -> list[Fact]:
+        """The active facts with these ids seen from ``project``, in the order given."""
         if not ids:
             return []
+        seen, args = visible("f", project)
         rows = self.db.query(
             f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id IN ({marks(ids)})"
-            f" AND +f.user_id = ? AND {ACTIVE}",
-            (*ids, self.uid),
+            f" AND +f.user_id = ? AND {ACTIVE} AND {seen}",
+            (*ids, self.uid, *args),
         )
         by_id = {int(r["id"]): fact_from_row(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
-    def top(self, limit: int) -> list[Fact]:
-        """Active facts, most important, most confident, most recently updated first."""
+    def top(self, limit: int, project: str | None = ANYWHERE) -> list[Fact]:
+        """Active facts seen from ``project``, most important, most confident, most recently
+        updated first."""
+        seen, args = visible("f", project)
         rows = self.db.query(
-            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND {ACTIVE}"
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND {ACTIVE} AND {seen}"
             " ORDER BY f.importance DESC, f.confidence DESC, f.updated_at DESC LIMIT ?",
-            (self.uid, limit),
+            (self.uid, *args, limit),
         )
         return [fact_from_row(r) for r in rows]
 
@@ -143,12 +181,17 @@ class Facts(Table):
         return [fact_from_row(r) for r in rows]
 
     def page_with_sessions(
-        self, status: str, category: str | None, limit: int, offset: int
+        self,
+        status: str,
+        category: str | None,
+        limit: int,
+        offset: int,
+        project: str | None = ANYWHERE,
     ) -> list[Row]:
         """Newest first, each with its source session's one-liner (``session_ref`` is NULL
         when the fact has none). The page's ids come from the index alone
         (idx_facts_user_state), so a deep page skips index entries, not joined rows."""
-        cond, args = self._filter(status, category)
+        cond, args = self._filter(status, category, project)
         return self.db.query(
             f"{_WITH_SESSION} WHERE f.id IN (SELECT f.id FROM facts f WHERE {cond}"
             " ORDER BY f.id DESC LIMIT ? OFFSET ?) ORDER BY f.id DESC",
@@ -163,11 +206,17 @@ class Facts(Table):
             f"{_WITH_SESSION} WHERE f.id IN ({marks(ids)}) AND +f.user_id = ?", (*ids, self.uid)
         )
 
-    def _filter(self, status: str, category: str | None) -> tuple[str, list[object]]:
+    def _filter(
+        self, status: str, category: str | None, project: str | None = ANYWHERE
+    ) -> tuple[str, list[object]]:
         cond, args = "f.user_id = ?" + _status(status), list[object]([self.uid])
         if category:
             cond += " AND f.category = ?"
             args.append(category)
+        if project != ANYWHERE:
+            seen, more = visible("f", project)
+            cond += f" AND {seen}"
+            args += more
         return cond, args
 
     def created_since(self, ts: str, limit: int) -> tuple[int, list[Row]]:
@@ -197,17 +246,30 @@ class Facts(Table):
 
     # -- counts ----------------------------------------------------------------------------
     def count(
-        self, status: str = "active", category: str | None = None, cap: int | None = None
+        self,
+        status: str = "active",
+        category: str | None = None,
+        cap: int | None = None,
+        project: str | None = ANYWHERE,
     ) -> int:
-        """Facts of a status (and category); with ``cap``, counting stops there (cheap on huge
-        memories)."""
-        cond, args = self._filter(status, category)
+        """Facts of a status (and category) seen from ``project``; with ``cap``, counting stops
+        there (cheap on huge memories)."""
+        cond, args = self._filter(status, category, project)
         limit = "" if cap is None else f" LIMIT {int(cap)}"
         return int(
             self.db.query(
                 f"SELECT count(*) AS n FROM (SELECT 1 FROM facts f WHERE {cond}{limit}) AS q", args
             )[0]["n"]
         )
+
+    def projects(self) -> dict[str, int]:
+        """The projects this user's active facts were made in, with how many each."""
+        rows = self.db.query(
+            f"SELECT f.project, count(*) AS n FROM facts f WHERE f.user_id = ? AND {ACTIVE}"
+            " AND f.project IS NOT NULL GROUP BY f.project ORDER BY n DESC, f.project",
+            (self.uid,),
+        )
+        return {str(r["project"]): int(r["n"]) for r in rows}
 
     def per_category(self, status: str = "active") -> dict[str, int]:
         """Facts per category, most first (then by name)."""

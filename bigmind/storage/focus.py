@@ -33,8 +33,9 @@ class FocusAnnouncements(Table):
     ) -> None:
         tx.execute(
             "INSERT INTO focus_announcements(session_id, user_id, description, files, ide_hint,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (session_id, self.uid, description, json.dumps(list(files)), ide_hint, ts),
+            " created_at, project) VALUES (?, ?, ?, ?, ?, ?,"
+            " (SELECT project FROM sessions WHERE id = ?))",
+            (session_id, self.uid, description, json.dumps(list(files)), ide_hint, ts, session_id),
         )
 
     def latest(self, session_ids: Sequence[str]) -> dict[str, Focus]:

@@ -40,11 +40,12 @@ class Hypotheses(Table):
         return hypothesis_from_row(rows[0]) if rows else None
 
     def add(self, tx: Tx, session_id: str, text: str, confidence: float, ts: str) -> int:
-        """A new open hypothesis; returns its id."""
+        """A new open hypothesis, in its session's project; returns its id."""
         rows = tx.execute(
-            "INSERT INTO hypotheses(session_id, user_id, hypothesis, confidence, status, created_at)"
-            " VALUES (?, ?, ?, ?, 'open', ?) RETURNING id",
-            (session_id, self.uid, text, confidence, ts),
+            "INSERT INTO hypotheses(session_id, user_id, hypothesis, confidence, status,"
+            " created_at, project) VALUES (?, ?, ?, ?, 'open', ?,"
+            " (SELECT project FROM sessions WHERE id = ?)) RETURNING id",
+            (session_id, self.uid, text, confidence, ts, session_id),
         )
         return int(rows[0]["id"])
 

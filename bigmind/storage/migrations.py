@@ -461,6 +461,25 @@ def _m0012_fact_state_not_null(tx: Tx, dialect: str) -> None:
     tx.execute("UPDATE facts SET deprecated = 0 WHERE deprecated IS NULL")
 
 
+def _m0015_project_scope(tx: Tx, dialect: str) -> None:
+    """The project each memory was made in (a key from :mod:`bigmind.project`; NULL: made
+    outside any project, seen everywhere) and a fact's scope. Existing rows become global, so
+    nothing disappears from any project's view."""
+    for table in ("sessions", "conversation_chunks", "hypotheses", "focus_announcements"):
+        _add_columns(tx, table, {"project": "TEXT"}, dialect)
+    _add_columns(
+        tx, "facts", {"project": "TEXT", "scope": "TEXT NOT NULL DEFAULT 'global'"}, dialect
+    )
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE INDEX IF NOT EXISTS idx_facts_user_project ON facts(user_id, project, deprecated);
+CREATE INDEX IF NOT EXISTS idx_sessions_user_project ON sessions(user_id, project, started_at);
+""",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -474,6 +493,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0010_global_review", _m0010_global_review),
     Migration("0011_profile_indexes", _m0011_profile_indexes),
     Migration("0012_fact_state_not_null", _m0012_fact_state_not_null),
+    Migration("0015_project_scope", _m0015_project_scope),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

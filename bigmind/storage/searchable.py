@@ -54,32 +54,34 @@ FULL_TEXT: dict[str, FullText] = {
 }
 
 # What each kind shows in a hit (columns, FROM), whether rows are private to their owner, and
-# a fixed condition. Usage is joined in: facts count it in a column, other kinds in memory_usage.
+# a fixed condition. Private kinds carry the project they were made in (facts: and their scope). Usage is joined in: facts count it in a column, other kinds in memory_usage.
 _LOAD: dict[str, tuple[str, str, bool, str]] = {
     "fact": (
         "b.id, b.fact AS text, b.updated_at AS ts, b.source_session AS session_id, b.category,"
         " coalesce(b.confidence, 1.0) AS confidence, b.deprecated, b.importance,"
-        " b.access_count AS uses",
+        " b.access_count AS uses, b.project, b.scope",
         "facts b",
         True,
         "",
     ),
     "chunk": (
-        "b.id, b.content AS text, b.created_at AS ts, b.session_id, b.seq, b.flag_reason AS flag",
+        "b.id, b.content AS text, b.created_at AS ts, b.session_id, b.seq, b.flag_reason AS flag,"
+        " b.project",
         "conversation_chunks b",
         True,
         "",
     ),
     "summary": (
         "b.id, coalesce(o.one_liner || ': ', '') || b.summary AS text, o.started_at AS ts,"
-        " b.id AS session_id, o.importance, o.user_id",
+        " b.id AS session_id, o.importance, o.user_id, o.project",
         "session_summaries b JOIN sessions o ON o.id = b.id",
         True,
         "",
     ),
     "hypothesis": (
         "b.id, '[' || b.status || '] ' || b.hypothesis || coalesce(' — ' || b.resolution, '')"
-        " AS text, coalesce(b.resolved_at, b.created_at) AS ts, b.session_id, b.confidence",
+        " AS text, coalesce(b.resolved_at, b.created_at) AS ts, b.session_id, b.confidence,"
+        " b.project",
         "hypotheses b",
         True,
         "",

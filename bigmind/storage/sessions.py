@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from bigmind.models import SESSION_COLUMNS, Session, Summary
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import Table
+from bigmind.storage.table import ANYWHERE, Table, in_project
 
 # One tag of a session's comma-separated topics, any case; `%` and `_` in a tag are literal.
 TOPIC_MATCH = "(',' || lower(coalesce(topics, '')) || ',') LIKE ? ESCAPE '\\'"
@@ -37,20 +37,34 @@ class Sessions(Table):
         )
         return session_from_row(rows[0]) if rows else None
 
-    def latest_open(self, tx: Tx | None = None) -> Session | None:
-        """The open session with the most recent activity."""
+    def latest_open(self, tx: Tx | None = None, project: str | None = ANYWHERE) -> Session | None:
+        """The open session of ``project`` (exactly: None is no project) with the most recent
+        activity: a write in one repository never lands in another's open session."""
+        if project == ANYWHERE:
+            cond, args = "1 = 1", ()
+        elif project is None:
+            cond, args = "project IS NULL", ()
+        else:
+            cond, args = "project = ?", (project,)
         rows = self._run(tx)(
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND ended_at IS NULL"
-            " ORDER BY coalesce(last_activity_at, started_at) DESC LIMIT 1",
-            (self.uid,),
+            f" AND {cond} ORDER BY coalesce(last_activity_at, started_at) DESC LIMIT 1",
+            (self.uid, *args),
         )
         return session_from_row(rows[0]) if rows else None
 
-    def insert(self, tx: Tx, session_id: str, ts: str, ide_hint: str | None = None) -> None:
+    def insert(
+        self,
+        tx: Tx,
+        session_id: str,
+        ts: str,
+        ide_hint: str | None = None,
+        project: str | None = None,
+    ) -> None:
         tx.execute(
-            "INSERT INTO sessions(id, user_id, started_at, one_liner, ide_hint, last_activity_at)"
-            " VALUES (?, ?, ?, '', ?, ?)",
-            (session_id, self.uid, ts, ide_hint, ts),
+            "INSERT INTO sessions(id, user_id, started_at, one_liner, ide_hint, last_activity_at,"
+            " project) VALUES (?, ?, ?, '', ?, ?, ?)",
+            (session_id, self.uid, ts, ide_hint, ts, project),
         )
 
     def touch(self, tx: Tx, session_id: str, ts: str) -> None:
@@ -149,9 +163,16 @@ class Sessions(Table):
         return Summary(**rows[0]) if rows else None
 
     # -- lists -----------------------------------------------------------------------------
-    def page(self, limit: int, offset: int = 0, topic: str | None = None) -> list[Session]:
-        """Newest first; ``topic`` matches one tag of the list, any case."""
-        where, args = self._topic(topic)
+    def page(
+        self,
+        limit: int,
+        offset: int = 0,
+        topic: str | None = None,
+        project: str | None = ANYWHERE,
+    ) -> list[Session]:
+        """Newest first, seen from ``project``; ``topic`` matches one tag of the list, any
+        case."""
+        where, args = self._topic(topic, project)
         rows = self.db.query(
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {where}"
             " ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?",
@@ -159,20 +180,30 @@ class Sessions(Table):
         )
         return [session_from_row(r) for r in rows]
 
-    def count(self, topic: str | None = None) -> int:
-        where, args = self._topic(topic)
+    def count(self, topic: str | None = None, project: str | None = ANYWHERE) -> int:
+        where, args = self._topic(topic, project)
         return int(self.db.query(f"SELECT count(*) AS n FROM sessions WHERE {where}", args)[0]["n"])
 
-    def _topic(self, topic: str | None) -> tuple[str, tuple[object, ...]]:
+    def _topic(
+        self, topic: str | None, project: str | None = ANYWHERE
+    ) -> tuple[str, tuple[object, ...]]:
+        seen, more = in_project("project", project)
         if topic and topic.strip():
-            return f"user_id = ? AND {TOPIC_MATCH}", (self.uid, topic_pattern(topic))
-        return "user_id = ?", (self.uid,)
+            return (
+                f"user_id = ? AND {seen} AND {TOPIC_MATCH}",
+                (self.uid, *more, topic_pattern(topic)),
+            )
+        return f"user_id = ? AND {seen}", (self.uid, *more)
 
-    def important(self, limit: int, min_importance: int) -> list[Session]:
+    def important(
+        self, limit: int, min_importance: int, project: str | None = ANYWHERE
+    ) -> list[Session]:
+        seen, more = in_project("project", project)
         rows = self.db.query(
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND importance >= ?"
-            " AND ended_at IS NOT NULL ORDER BY importance DESC, started_at DESC LIMIT ?",
-            (self.uid, min_importance, limit),
+            f" AND ended_at IS NOT NULL AND {seen} ORDER BY importance DESC, started_at DESC"
+            " LIMIT ?",
+            (self.uid, min_importance, *more, limit),
         )
         return [session_from_row(r) for r in rows]
 

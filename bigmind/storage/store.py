@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bigmind import limits
+from bigmind import project as projects
 from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.limits import (
     check_category,
@@ -76,9 +77,17 @@ class SessionRef:
 class Store:
     """CRUD and search for one user's memory over a :class:`Backend`."""
 
-    def __init__(self, backend: Backend, username: str, *, mode: str = "personal") -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        username: str,
+        *,
+        mode: str = "personal",
+        project: projects.Project | None = None,
+    ) -> None:
         self.db = backend
         self.mode = mode
+        self.home_project = project  # the process's own (working directory, setting)
         self.user = self._ensure_user(username)
         self.sessions = Sessions(backend, self.uid)
         self.facts = Facts(backend, self.uid)
@@ -97,6 +106,16 @@ class Store:
     @property
     def uid(self) -> str:
         return self.user.id
+
+    @property
+    def project(self) -> projects.Project | None:
+        """The project of the running call: the client's (its roots), else the process's."""
+        return projects.current() or self.home_project
+
+    @property
+    def project_key(self) -> str | None:
+        p = self.project
+        return p.key if p is not None else None
 
     def check_user(self, user_id: str | None) -> None:
         """Accept the configured user's name or id; refuse anyone else's."""
@@ -136,7 +155,7 @@ class Store:
             closed = self.sessions.open_before(tx, ts_ago(hours=AUTO_CLOSE_HOURS))
             self.sessions.close_auto(tx, closed, AUTO_CLOSED_ONE_LINER, ts)
             sid = new_id()
-            self.sessions.insert(tx, sid, ts, hint)
+            self.sessions.insert(tx, sid, ts, hint, self.project_key)
             session = self.sessions.get(sid, tx)
         assert session is not None
         return SessionStart(session, False, closed)
@@ -166,12 +185,12 @@ class Store:
                 )
             self._touch(tx, s, ts)
             return SessionRef(s, False)
-        latest = self.sessions.latest_open(tx)
+        latest = self.sessions.latest_open(tx, self.project_key)
         if latest is not None:
             self._touch(tx, latest, ts)
             return SessionRef(latest, False)
         sid = new_id()
-        self.sessions.insert(tx, sid, ts)
+        self.sessions.insert(tx, sid, ts, project=self.project_key)
         s2 = self.sessions.get(sid, tx)
         assert s2 is not None
         return SessionRef(s2, True)
@@ -228,13 +247,14 @@ class Store:
     def list_sessions(
         self, limit: int = 10, topic: str | None = None, offset: int = 0
     ) -> list[Session]:
-        return self.sessions.page(check_limit(limit), offset, topic)
+        """This project's sessions (and those made in none), newest first."""
+        return self.sessions.page(check_limit(limit), offset, topic, self.project_key)
 
     def important_sessions(self, limit: int = 3, min_importance: int = 8) -> list[Session]:
-        return self.sessions.important(limit, min_importance)
+        return self.sessions.important(limit, min_importance, self.project_key)
 
     def count_sessions(self) -> int:
-        return self.sessions.count()
+        return self.sessions.count(project=self.project_key)
 
     def open_sessions(self) -> list[Session]:
         return self.sessions.open(20)
@@ -247,16 +267,20 @@ class Store:
         confidence: float = 1.0,
         session_id: str | None = None,
         importance: int = 5,
+        scope: str | None = None,
     ) -> tuple[Fact, bool, SessionRef | None]:
-        """Store a fact. Returns (fact, created, session); an identical active fact is reused."""
+        """Store a fact in the current project (see :meth:`fact_scope`). Returns (fact,
+        created, session); an identical active fact seen from this project is reused."""
         cat = check_category(category)
         text = check_text("fact", fact, limits.FACT)
         conf = check_unit("confidence", confidence)
         imp = check_importance(importance)
+        where = self.fact_scope(cat, scope)
         digest = content_hash(text)
         ts = now_ts()
+        key = self.project_key
         with self.db.transaction() as tx:
-            dup = self.facts.active_with_hash(digest, tx)
+            dup = self.facts.active_with_hash(digest, tx, key)
             if dup is not None:
                 return dup, False, None
             ref = self.resolve_session(session_id, tx) if session_id else None
@@ -269,8 +293,43 @@ class Store:
                 importance=imp,
                 digest=digest,
                 ts=ts,
+                project=key,
+                scope=where,
             )
         return created, True, ref
+
+    def fact_scope(self, category: str, scope: str | None) -> str:
+        """The scope a fact gets: the one asked for, else by category (preferences, identity,
+        people: global; the rest: the project's). Outside any project every fact is global."""
+        if scope is not None and scope not in projects.SCOPES:
+            raise InvalidInput(
+                f"'scope' must be one of {', '.join(projects.SCOPES)}; got {scope!r}."
+            )
+        if self.project is None:
+            return "global"
+        if scope is None:
+            return "global" if category in projects.GLOBAL_CATEGORIES else "project"
+        return scope
+
+    def set_fact_scope(self, fact_id: int, scope: str) -> Fact:
+        """Make a fact global, or this project's (it moves to the current project)."""
+        current = self.get_fact(fact_id)
+        if scope not in projects.SCOPES:
+            raise InvalidInput(
+                f"'scope' must be one of {', '.join(projects.SCOPES)}; got {scope!r}."
+            )
+        key = self.project_key
+        if scope == "project" and key is None:
+            raise InvalidInput(
+                "No project here (no client roots, the working directory is in no git "
+                "repository, BIGMIND_PROJECT is unset), so the fact stays global."
+            )
+        if current.scope != scope or (scope == "project" and current.project != key):
+            with self.db.transaction() as tx:
+                self.facts.set_scope(
+                    tx, fact_id, scope, key if scope == "project" else None, now_ts()
+                )
+        return self.get_fact(fact_id)
 
     def get_fact(self, fact_id: int) -> Fact:
         f = self.facts.get(fact_id)
@@ -308,16 +367,17 @@ class Store:
         return self.get_fact(fact_id)
 
     def facts_by_ids(self, ids: Sequence[int]) -> list[Fact]:
-        """The user's active facts with these ids, in the order given."""
-        return self.facts.by_ids(ids)
+        """The user's active facts seen from this project with these ids, in the order given."""
+        return self.facts.by_ids(ids, self.project_key)
 
     def top_facts(self, limit: int) -> list[Fact]:
-        """Active facts, most important, most confident, most recently updated first."""
-        return self.facts.top(limit)
+        """Active facts seen from this project, most important, most confident, most recently
+        updated first."""
+        return self.facts.top(limit, self.project_key)
 
     def count_active_facts(self, cap: int | None = None) -> int:
-        """Active facts; with ``cap``, counting stops there (cheap on huge memories)."""
-        return self.facts.count("active", cap=cap)
+        """Active facts seen from this project; with ``cap``, counting stops there."""
+        return self.facts.count("active", cap=cap, project=self.project_key)
 
     # -- chunks ------------------------------------------------------------------------------
     def append_chunk(

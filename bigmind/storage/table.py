@@ -32,6 +32,19 @@ class Table:
         return n, rows
 
 
+ANYWHERE = "*"  # a project filter that lets every project's rows through (never a key)
+
+
+def in_project(column: str, project: str | None) -> tuple[str, tuple[object, ...]]:
+    """The condition (and its parameter) on rows seen from ``project``: that project's own and
+    those made in none (NULL). ``project`` None: only the latter; :data:`ANYWHERE`: all."""
+    if project == ANYWHERE:
+        return "1 = 1", ()
+    if project is None:
+        return f"{column} IS NULL", ()
+    return f"({column} IS NULL OR {column} = ?)", (project,)
+
+
 def marks(values: Sized) -> str:
     """``?, ?, ?`` for a list of parameters."""
     return ",".join("?" * len(values))
