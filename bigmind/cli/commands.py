@@ -8,16 +8,20 @@ agent's tools, a search here does not count as a use of the memories it finds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from bigmind import project
 from bigmind.cli.main import foreground_recall, runtime
+from bigmind.project import SEARCH_SCOPES
 
 if TYPE_CHECKING:
     from bigmind.models import Hit, User
+    from bigmind.runtime import Runtime
     from bigmind.search.recall import Recalled
 
 # The store, recall and users modules are imported inside the commands that use them, so
@@ -47,6 +51,22 @@ def search_arguments(sp: argparse.ArgumentParser) -> None:
         default="all",
         help="facts, flagged exchanges (chunks), or every kind of memory (default all)",
     )
+    _project_arguments(sp)
+
+
+def _project_arguments(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--project",
+        help="search as from this project: a folder, a project key or a known project's name "
+        "(default: the current directory's git repository, else BIGMIND_PROJECT)",
+    )
+    sp.add_argument(
+        "--scope",
+        choices=SEARCH_SCOPES,
+        default="all",
+        help="all: the project's memories first, others labelled (default); project: only its "
+        "own and global ones",
+    )
 
 
 def recall_arguments(sp: argparse.ArgumentParser) -> None:
@@ -56,6 +76,7 @@ def recall_arguments(sp: argparse.ArgumentParser) -> None:
         "--kinds",
         help="comma-separated: fact, chunk, summary, hypothesis, person, global (default all)",
     )
+    _project_arguments(sp)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -65,9 +86,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     rt = runtime()
     try:
-        found = Recall(rt.store, None).search(
-            query, args.limit, SEARCH_KINDS[args.kind], mode="keyword"
-        )
+        with _in_project(rt, args.project):
+            found = Recall(rt.store, None).search(
+                query, args.limit, SEARCH_KINDS[args.kind], mode="keyword", scope=args.scope
+            )
     finally:
         rt.close()
     emit(args, _hits_data(query, found), render_hits(found.hits, query, tty=sys.stdout.isatty()))
@@ -80,7 +102,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
     rt = runtime()
     try:
         rec = foreground_recall(rt)
-        found = rec.search(query, args.limit, args.kinds)
+        with _in_project(rt, args.project):
+            found = rec.search(query, args.limit, args.kinds, scope=args.scope)
         if rec.semantic is not None:
             if found.note:
                 print(f"bigmind: {found.note.strip('()')}", file=sys.stderr)
@@ -95,6 +118,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
         rt.close()
     emit(args, _hits_data(query, found), render_hits(found.hits, query, tty=sys.stdout.isatty()))
     return 0
+
+
+def _in_project(rt: Runtime, value: str | None) -> contextlib.AbstractContextManager[None]:
+    """Run as from the project ``--project`` names (the process's own when not given)."""
+    return project.using(rt.store.find_project(value) if value else None)
 
 
 def _hits_data(query: str, found: Recalled) -> dict[str, Any]:
@@ -119,6 +147,8 @@ def render_hits(hits: Sequence[Hit], query: str, *, tty: bool = False) -> str:
             label += f" [{h.category}]"
         if h.deprecated:
             label += " (deprecated)"
+        if h.project:
+            label += f" (other project: {project.name_of(h.project)})"
         text = " ".join(h.text.split())
         if len(text) > TEXT_WIDTH:
             text = text[: TEXT_WIDTH - 1].rstrip() + "…"

@@ -7,6 +7,7 @@ from fastmcp import FastMCP
 from bigmind import __version__
 from bigmind.config import Settings
 from bigmind.mcp.instructions import SERVER_INSTRUCTIONS
+from bigmind.mcp.roots import ProjectFromRoots
 from bigmind.mcp.tools import (
     activity,
     admin,
@@ -29,6 +30,7 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
         version=__version__,
         mask_error_details=True,  # unexpected errors reach the agent as a generic message
     )
+    mcp.add_middleware(ProjectFromRoots())
 
     @mcp.prompt()
     def bigmind_init() -> str:

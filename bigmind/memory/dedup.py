@@ -41,6 +41,7 @@ def store_fact(
     confidence: float = 1.0,
     session_id: str | None = None,
     importance: int = 5,
+    scope: str | None = None,
 ) -> StoredFact:
     vec = None
     near: list[tuple[Fact, float]] = []
@@ -52,7 +53,9 @@ def store_fact(
         if near and near[0][1] >= DUPLICATE_AT and same_claims(near[0][0].fact, text):
             best, sim = near[0]
             return StoredFact(best, False, (best.id, sim), [], True)
-    fact, created, _ref = store.store_fact(category, text, confidence, session_id, importance)
+    fact, created, _ref = store.store_fact(
+        category, text, confidence, session_id, importance, scope
+    )
     if not created:
         return StoredFact(fact, False, None, [], vec is not None)
     if vec is not None and semantic is not None and semantic.ready:

@@ -40,10 +40,11 @@ class Sessions(Table):
     def latest_open(self, tx: Tx | None = None, project: str | None = ANYWHERE) -> Session | None:
         """The open session of ``project`` (exactly: None is no project) with the most recent
         activity: a write in one repository never lands in another's open session."""
+        args: tuple[object, ...] = ()
         if project == ANYWHERE:
-            cond, args = "1 = 1", ()
+            cond = "1 = 1"
         elif project is None:
-            cond, args = "project IS NULL", ()
+            cond = "project IS NULL"
         else:
             cond, args = "project = ?", (project,)
         rows = self._run(tx)(
@@ -273,6 +274,15 @@ class Sessions(Table):
             (self.uid,),
         )[0]
         return row["first"], row["last"]
+
+    def projects(self) -> dict[str, int]:
+        """The projects this user's sessions were held in, with how many each."""
+        rows = self.db.query(
+            "SELECT project, count(*) AS n FROM sessions WHERE user_id = ? AND project IS NOT NULL"
+            " GROUP BY project ORDER BY n DESC, project",
+            (self.uid,),
+        )
+        return {str(r["project"]): int(r["n"]) for r in rows}
 
     def per_day(self) -> dict[str, int]:
         """Sessions started per UTC day (YYYY-MM-DD), days with none absent."""

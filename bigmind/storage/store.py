@@ -125,6 +125,29 @@ class Store:
                 "Omit user_id, or start the server with BIGMIND_USER set to that user."
             )
 
+    def known_projects(self) -> dict[str, int]:
+        """Every project this user has memories of: key → sessions and facts made there."""
+        out = self.sessions.projects()
+        for key, n in self.facts.projects().items():
+            out[key] = out.get(key, 0) + n
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def find_project(self, value: str) -> projects.Project:
+        """A project named by a user: a folder, a project key, or a known project's short name."""
+        text = check_text("project", value, limits.NAME * 10)
+        known = self.known_projects()
+        if text in known:
+            return projects.Project(text, projects.name_of(text))
+        by_name = [k for k in known if projects.name_of(k) == text]
+        if len(by_name) == 1:
+            return projects.Project(by_name[0], text)
+        found = projects.from_setting(text)
+        if found is not None and (found.root is not None or found.key in known):
+            return found
+        listed = ", ".join(f"{projects.name_of(k)} ({k})" for k in list(known)[:10]) or "none yet"
+        what = "several projects" if by_name else "no project"
+        raise InvalidInput(f"{text!r} names {what} in your memory. Known projects: {listed}.")
+
     # -- sessions ----------------------------------------------------------------------------
     def get_session(self, session_id: str) -> Session:
         sid = check_text("session_id", session_id, limits.NAME)

@@ -32,6 +32,7 @@ from bigmind import __version__
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
 from bigmind.memory import globalkb
 from bigmind.models import day_of
+from bigmind.project import name_of
 from bigmind.runtime import Runtime
 from bigmind.web import charts
 from bigmind.web import data as webdata
@@ -84,7 +85,9 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(charts=charts, day=day_of, nav=NAV, version=__version__)
+    env.globals.update(
+        charts=charts, day=day_of, nav=NAV, version=__version__, project_name=name_of
+    )
     env.filters["compact"] = charts.compact
     env.filters["topics"] = lambda v: [t.strip() for t in (v or "").split(",") if t.strip()]
     return env
@@ -198,6 +201,7 @@ def create_app(rt: Runtime) -> Starlette:
             category=_text(request, "category") or None,
             status=_text(request, "status") or "active",
             page=webdata.page_number(_text(request, "page")),
+            project_key=_text(request, "project", 1000) or None,
         )
         return page(request, "facts.html", view=view, statuses=webdata.FACT_STATUSES)
 

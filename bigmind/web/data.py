@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Generic, TypeVar
 
+from bigmind import project
 from bigmind.errors import InvalidInput
 from bigmind.limits import RESULTS
 from bigmind.memory import globalkb, journal, users
@@ -40,6 +41,7 @@ from bigmind.storage.store import (
     Store,
     fact_from_row,
 )
+from bigmind.storage.table import ANYWHERE
 from bigmind.storage.users import Users
 
 T = TypeVar("T")
@@ -342,6 +344,8 @@ class FactsView:
     status: str
     categories: list[tuple[str, int]]  # the user's categories (any status) with counts
     note: str
+    project: str | None = None  # the project key the list is seen from (None: every project)
+    projects: list[tuple[str, str, int]] = field(default_factory=list)  # key, name, memories
 
 
 def _fact_row(r: Row, why: str | None = None) -> FactRow:
@@ -363,22 +367,33 @@ def facts(
     status: str = "active",
     page: int = 1,
     per_page: int = PER_PAGE,
+    project_key: str | None = None,
 ) -> FactsView:
-    """The user's facts, newest first, or the best matches of ``query`` (the tools' search)."""
+    """The user's facts, newest first, or the best matches of ``query`` (the tools' search);
+    with ``project_key``, those seen from that project (its own and the global ones)."""
     if status not in FACT_STATUSES:
         raise InvalidInput(f"'status' must be one of {', '.join(FACT_STATUSES)}; got {status!r}.")
     n = _per_page(per_page)
     q = (query or "").strip()
     cat = (category or "").strip().lower() or None
     categories = _ranked(Counter(store.facts.per_category("all")))
+    known = [(k, project.name_of(k), c) for k, c in store.known_projects().items()]
+    seen = project.Project(project_key, project.name_of(project_key)) if project_key else None
+    where = seen.key if seen else ANYWHERE
     if not q:
-        total = store.facts.count(status, cat)
-        rows = store.facts.page_with_sessions(status, cat, n, _offset(page, n))
+        total = store.facts.count(status, cat, project=where)
+        rows = store.facts.page_with_sessions(status, cat, n, _offset(page, n), where)
         items = [_fact_row(r) for r in rows]
-        return FactsView(Page(items, page_number(page), n, total), "", cat, status, categories, "")
-    found = (recall or Recall(store, None)).search(
-        q, limit=SEARCH_POOL, kinds=["fact"], include_deprecated=status != "active"
-    )
+        rows_page = Page(items, page_number(page), n, total)
+        return FactsView(rows_page, "", cat, status, categories, "", project_key, known)
+    with project.using(seen):
+        found = (recall or Recall(store, None)).search(
+            q,
+            limit=SEARCH_POOL,
+            kinds=["fact"],
+            include_deprecated=status != "active",
+            scope="project" if seen else "all",
+        )
     ids = [int(h.id) for h in found.hits]
     loaded = {int(r["id"]): r for r in store.facts.with_sessions(ids)}
     matched = []
@@ -397,7 +412,7 @@ def facts(
         note += f" (among the best {SEARCH_POOL})"
     if found.note:
         note += f" {found.note}"
-    return FactsView(shown, q, cat, status, categories, note)
+    return FactsView(shown, q, cat, status, categories, note, project_key, known)
 
 
 # -- hypotheses ----------------------------------------------------------------------------------

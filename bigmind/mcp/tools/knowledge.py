@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
@@ -13,6 +13,7 @@ from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId
 from bigmind.memory import dedup
+from bigmind.project import name_of
 from bigmind.runtime import Runtime
 
 Query = Annotated[
@@ -20,6 +21,7 @@ Query = Annotated[
     Field(description="A question or keywords; natural language is fine.", max_length=limits.QUERY),
 ]
 Limit = Annotated[int, Field(ge=1, le=limits.RESULTS, description="Maximum results.")]
+SearchScope = Literal["all", "project"]  # the rules card explains it (## Projects)
 Kinds = Annotated[
     list[str] | str | None,
     Field(description="Any of fact, chunk, summary, hypothesis, person, global (default all)."),
@@ -34,9 +36,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         what: str,
         mode: str = "hybrid",
         include_deprecated: bool = False,
+        scope: str = "all",
     ) -> ToolResult:
         found = rt.recall().search(
-            query, limit, kinds, mode=mode, include_deprecated=include_deprecated
+            query, limit, kinds, mode=mode, include_deprecated=include_deprecated, scope=scope
         )
         rt.used(query, found.hits)
         text = render.hits(found.hits, query, what)
@@ -46,18 +49,19 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
-    def memory_recall(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
-        """Search all memory at once (facts, exchanges, session summaries, hypotheses, people,
-        company knowledge) by keywords and meaning, weighed by recency, importance and use;
-        each hit says why. The best first search.
+    def memory_recall(
+        query: Query, limit: Limit = 10, kinds: Kinds = None, scope: SearchScope = "all"
+    ) -> ToolResult:
+        """Search all memory (facts, exchanges, sessions, hypotheses, people, company
+        knowledge) by keywords and meaning; each hit says why. The best first search.
         """
-        return ranked(query, limit, kinds, "memories")
+        return ranked(query, limit, kinds, "memories", scope=scope)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_search_semantic(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
-        """Search by meaning only, for paraphrases keywords miss. Falls back to keywords
-        while the model loads, and says so.
+        """Search by meaning only, for paraphrases keywords miss (keywords while the model
+        loads, and it says so).
         """
         return ranked(query, limit, kinds, "memories", mode="semantic")
 
@@ -66,8 +70,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def memory_search_facts(
         query: Query, limit: Limit = 10, include_deprecated: bool = False
     ) -> ToolResult:
-        """Search your stored facts BEFORE acting on a task, in plain words or keywords
-        (keyword and meaning matches fused; each with date, confidence and why).
+        """Search your stored facts BEFORE acting on a task, in plain words or keywords;
+        each hit says why.
         """
         return ranked(query, limit, ["fact"], "facts", include_deprecated=include_deprecated)
 
@@ -96,20 +100,24 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         ] = 1.0,
         session_id: SessionId = None,
         importance: Importance = 5,
+        scope: Literal["project", "global"] | None = None,
     ) -> ToolResult:
         """Store one atomic fact worth remembering across conversations. Don't wait to be asked.
 
-        Triggers: a preference or constraint, an architectural decision, a bug's root cause and
-        fix, what a module does. One truth per call; never secrets. A repeat, even reworded,
-        returns its id; a close but different fact is flagged as a possible conflict.
+        Triggers: a preference or constraint, a decision, a bug's root cause and fix, what a
+        module does. One truth per call; never secrets. A repeat, even reworded, returns its
+        id; a likely contradiction is flagged.
         """
         r = dedup.store_fact(
-            rt.store, rt.semantic, category, fact, confidence, session_id, importance
+            rt.store, rt.semantic, category, fact, confidence, session_id, importance, scope
         )
         rt.wrote()
         f = r.fact
         if r.created:
-            text = f"Stored fact #{f.id} [{f.category}]."
+            where = (
+                f"project {name_of(f.project)}" if f.scope == "project" and f.project else "global"
+            )
+            text = f"Stored fact #{f.id} [{f.category}] ({where})."
         elif r.similar_to:
             text = (
                 f"Already known as fact #{f.id} [{f.category}] in other words "
@@ -132,6 +140,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             fact_id=f.id,
             created=r.created,
             category=f.category,
+            scope=f.scope,
+            project=f.project,
             duplicate_of=r.similar_to[0] if r.similar_to else None,
             possible_conflicts=[
                 {"fact_id": o.id, "similarity": round(s, 3)} for o, s in r.conflicts
