@@ -307,6 +307,12 @@ def test_legacy_upgrade_adds_columns_with_defaults(upgraded: Any) -> None:
     assert len(facts) == (6 if version == 1 else 7)
     for s in backend.query("SELECT auto_closed, ide_hint, last_activity_at FROM sessions"):
         assert s == {"auto_closed": 0, "ide_hint": None, "last_activity_at": None}
+    # Memories from before projects are global: no project's view loses them.
+    assert {
+        (r["project"], r["scope"]) for r in backend.query("SELECT project, scope FROM facts")
+    } == {(None, "global")}
+    for table in ("sessions", "conversation_chunks", "hypotheses"):
+        assert {r["project"] for r in backend.query(f"SELECT project FROM {table}")} <= {None}
 
 
 def test_legacy_upgrade_rebuilds_full_text_indexes(upgraded: Any) -> None:

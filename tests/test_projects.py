@@ -25,6 +25,7 @@ from bigmind.cli.main import main
 from bigmind.config import Settings
 from bigmind.errors import InvalidInput
 from bigmind.mcp.server import build_server
+from bigmind.memory import journal
 from bigmind.memory.context import build_context
 from bigmind.project import Project
 from bigmind.runtime import Runtime
@@ -372,3 +373,22 @@ def test_the_facts_page_filters_by_project(runtime: Runtime) -> None:
         assert "project search" in only
         found = web.get("/facts", params={"project": A.key, "q": "uses"}).text
         assert "RabbitMQ" in found and "Tantivy" not in found
+
+
+def test_the_sessions_page_and_the_journal_follow_the_project(runtime: Runtime) -> None:
+    store = runtime.store
+    with project.using(A):
+        a = store.start_session().session
+        store.end_session(a.id, "Refund queue redesign", None, None, None)
+        journal.add(store, "Refunds fail when the queue is full")
+    with project.using(B):
+        b = store.start_session().session
+        store.end_session(b.id, "Tantivy index tuning", None, None, None)
+        journal.add(store, "Tantivy merges are slow on small segments")
+        mine = journal.list_(store, "open", 10, store.project_key)
+    assert [h.hypothesis for h in mine] == ["Tantivy merges are slow on small segments"]
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1") as web:
+        both = web.get("/sessions").text
+        assert "Refund queue" in both and "Tantivy index" in both
+        only = web.get("/sessions", params={"project": B.key}).text
+        assert "Tantivy index" in only and "Refund queue" not in only

@@ -13,6 +13,7 @@ from bigmind.search import keyword
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.hypotheses import Hypothesis as Hypothesis
 from bigmind.storage.store import SessionRef, Store
+from bigmind.storage.table import ANYWHERE
 
 STATUSES = ("open", "confirmed", "refuted", "abandoned")
 BANDS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.01))
@@ -60,16 +61,19 @@ def resolve(store: Store, hypothesis_id: int, status: str, resolution: str | Non
     return get(store, hypothesis_id)
 
 
-def list_(store: Store, status: str | None = "open", limit: int = 20) -> list[Hypothesis]:
-    """Hypotheses with ``status`` (None or 'all' for every one), newest first."""
+def list_(
+    store: Store, status: str | None = "open", limit: int = 20, project: str | None = ANYWHERE
+) -> list[Hypothesis]:
+    """Hypotheses with ``status`` (None or 'all' for every one) seen from ``project`` (those
+    made there or in no project), newest first."""
     n = check_limit(limit)
     if status in (None, "", "all"):
-        return Hypotheses(store.db, store.uid).newest(None, n)
+        return Hypotheses(store.db, store.uid).newest(None, n, project)
     if status not in STATUSES:
         raise InvalidInput(
             f"'status' must be one of {', '.join(STATUSES)} or 'all'; got {status!r}."
         )
-    return Hypotheses(store.db, store.uid).newest(status, n)
+    return Hypotheses(store.db, store.uid).newest(status, n, project)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import Table
+from bigmind.storage.table import ANYWHERE, Table, in_project
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +64,12 @@ class Hypotheses(Table):
             (status, resolution, resolved_at, hypothesis_id, self.uid),
         )
 
-    def newest(self, status: str | None, limit: int) -> list[Hypothesis]:
-        """With ``status`` (None: any), newest first."""
-        where, args = "user_id = ?", [self.uid]
+    def newest(
+        self, status: str | None, limit: int, project: str | None = ANYWHERE
+    ) -> list[Hypothesis]:
+        """With ``status`` (None: any), seen from ``project``, newest first."""
+        seen, more = in_project("project", project)
+        where, args = f"user_id = ? AND {seen}", [self.uid, *more]
         if status is not None:
             where += " AND status = ?"
             args.append(status)

@@ -186,8 +186,10 @@ def create_app(rt: Runtime) -> Starlette:
 
     def sessions(request: Request) -> Response:
         topic = _text(request, "topic")
-        rows = webdata.sessions(rt.store, webdata.page_number(_text(request, "page")), topic)
-        return page(request, "sessions.html", rows=rows, topic=topic)
+        key = _text(request, "project", 1000) or None
+        number = webdata.page_number(_text(request, "page"))
+        rows = webdata.sessions(rt.store, number, topic, project_key=key)
+        return page(request, "sessions.html", rows=rows, topic=topic, project=key)
 
     def session(request: Request) -> Response:
         detail = webdata.session_detail(rt.store, str(request.path_params["session_id"]))

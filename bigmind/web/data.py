@@ -302,12 +302,18 @@ def topics(store: Store) -> Topics:
 
 # -- sessions ------------------------------------------------------------------------------------
 def sessions(
-    store: Store, page: int = 1, topic: str | None = None, per_page: int = PER_PAGE
+    store: Store,
+    page: int = 1,
+    topic: str | None = None,
+    per_page: int = PER_PAGE,
+    project_key: str | None = None,
 ) -> Page[Session]:
-    """The user's sessions, newest first; ``topic`` matches one tag of the list, any case."""
+    """The user's sessions, newest first; ``topic`` matches one tag of the list, any case;
+    ``project_key``: those held in that project (and in none)."""
     n = _per_page(per_page)
-    total = store.sessions.count(topic)
-    rows = store.sessions.page(n, _offset(page, n), topic)
+    where = project_key or ANYWHERE
+    total = store.sessions.count(topic, where)
+    rows = store.sessions.page(n, _offset(page, n), topic, where)
     return Page(rows, page_number(page), n, total)
 
 

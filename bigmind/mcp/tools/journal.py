@@ -57,7 +57,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 20,
     ) -> ToolResult:
         """List hypotheses, newest first. At session start, review the open ones."""
-        rows = journal.list_(rt.store, status, limit)
+        rows = journal.list_(rt.store, status, limit, rt.store.project_key)
         text = "\n".join(_line(h) for h in rows) or f"No {status} hypotheses."
         return result(text, hypotheses=[h.as_dict() for h in rows])
 
