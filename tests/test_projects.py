@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_calls import BIGMIND, Cli, call, end, send
 from starlette.testclient import TestClient
@@ -392,3 +393,27 @@ def test_the_sessions_page_and_the_journal_follow_the_project(runtime: Runtime) 
         assert "Refund queue" in both and "Tantivy index" in both
         only = web.get("/sessions", params={"project": B.key}).text
         assert "Tantivy index" in only and "Refund queue" not in only
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(90)
+async def test_a_stdio_client_with_roots_scopes_the_server_to_its_workspace(
+    repos: tuple[Path, Path], db_path: Path, tmp_path: Path
+) -> None:
+    """A real stdio server started outside any repository: the client's roots decide."""
+    pay, search = repos
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env.update(BIGMIND_DB_PATH=str(db_path), BIGMIND_EMBED_MODEL="off", BIGMIND_WEB="false")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def client(folder: Path) -> Cli:
+        transport = StdioTransport(str(BIGMIND), ["serve"], env=env, cwd=str(elsewhere))
+        return Client(transport, roots=[folder.as_uri()], mode="legacy")
+
+    async with client(pay) as a:
+        _, data = await call(a, "memory_store_fact", category="codebase", fact="Refunds use SQS")
+    assert data["project"] == "github.com/acme/payments"
+    async with client(search) as b:
+        text, _ = await call(b, "memory_get_context")
+    assert "in project `search`" in text and "SQS" not in text
