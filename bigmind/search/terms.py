@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bigmind.storage.fulltext import quote_term as quote_term
@@ -75,6 +76,72 @@ def stem_prefix(term: str) -> str:
     """The part of a query term its other word forms share (a crude stem, ≥ 4 characters)."""
     word = term.rstrip("*").lower()
     return word[: max(4, len(word) - 3)]
+
+
+# A query term found in a text only through its stem ("production" → "Product search…": the
+# porter and 'english' stemmers both make "product" of it) counts this much of a term found as
+# written or inflected ("deployed", "deploys" for "deploy").
+STEM_ONLY = 0.5
+_SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def inflections(word: str) -> frozenset[str]:
+    """``word`` and the bases it may be an inflection of (plural, past, -ing: "caching" →
+    cach, cache; "preferred" → prefer), never a derivation ("production" stays itself)."""
+    w = word.lower().removesuffix("'s")
+    out = {w}
+    for suffix, repl in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 2:
+            base = w[: -len(suffix)] + repl
+            out.add(base)
+            if base[-1] == base[-2] and base[-1] not in "aeiou":  # running → run
+                out.add(base[:-1])
+            if suffix in ("ing", "ed"):  # caching → cache
+                out.add(base + "e")
+    return frozenset(out)
+
+
+class TermMatcher:
+    """How well a text shows a query's terms, read off the text (no SQL): a term counts 1 when
+    a word of the text is the term as written or inflected, :data:`STEM_ONLY` when a word only
+    starts with its stem (what the full-text stemmer matched, near enough), 0 when absent.
+
+    One scan per text (a regex of every stem); used on the candidates search already loaded."""
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.terms = [t for t in dict.fromkeys(terms) if t.rstrip("*")]
+        self.stems = [stem_prefix(t) for t in self.terms]
+        alternatives = "|".join(map(re.escape, sorted(set(self.stems), key=len, reverse=True)))
+        self._words = re.compile(r"(?<!\w)(?:" + alternatives + r")\w*(?:[._/'\-]\w+)*")
+        self._exact: dict[str, list[bool]] = {}  # word → is it each term, as written
+
+    def credit(self, text: str) -> tuple[float, int]:
+        """(the share of the query's terms the text shows, 0…1; how many as written)."""
+        if not self.terms:
+            return 0.0, 0
+        words = set(self._words.findall(text.lower()))
+        total = 0.0
+        exact = 0
+        for i, stem in enumerate(self.stems):
+            seen = [w for w in words if w.startswith(stem)]
+            if any(self._is(w)[i] for w in seen):
+                total += 1.0
+                exact += 1
+            elif seen:
+                total += STEM_ONLY
+        return total / len(self.terms), exact
+
+    def _is(self, word: str) -> list[bool]:
+        found = self._exact.get(word)
+        if found is None:
+            forms = inflections(word)
+            found = [
+                word.startswith(t[:-1]) if t.endswith("*") else bool(forms & inflections(t))
+                for t in self.terms
+            ]
+            self._exact[word] = found
+        return found
 
 
 EXCERPT_WINDOW = 2_000  # characters each side of the first match that are split into words
