@@ -107,41 +107,40 @@ class TermMatcher:
     a word of the text is the term as written or inflected, :data:`STEM_ONLY` when a word only
     starts with its stem (what the full-text stemmer matched, near enough), 0 when absent.
 
-    One scan per text (a regex of every stem); used on the candidates search already loaded."""
+    One regex scan per text; what each distinct word shows is worked out once per query."""
 
     def __init__(self, terms: Sequence[str]) -> None:
         self.terms = [t for t in dict.fromkeys(terms) if t.rstrip("*")]
-        self.stems = [stem_prefix(t) for t in self.terms]
-        alternatives = "|".join(map(re.escape, sorted(set(self.stems), key=len, reverse=True)))
+        self._stems = [stem_prefix(t) for t in self.terms]
+        alternatives = "|".join(map(re.escape, sorted(set(self._stems), key=len, reverse=True)))
         self._words = re.compile(r"(?<!\w)(?:" + alternatives + r")\w*(?:[._/'\-]\w+)*")
-        self._exact: dict[str, list[bool]] = {}  # word → is it each term, as written
+        self._seen: dict[str, tuple[int, int]] = {}  # word → (terms by stem, terms as written)
 
     def credit(self, text: str) -> tuple[float, int]:
         """(the share of the query's terms the text shows, 0…1; how many as written)."""
         if not self.terms:
             return 0.0, 0
-        words = set(self._words.findall(text.lower()))
-        total = 0.0
-        exact = 0
-        for i, stem in enumerate(self.stems):
-            seen = [w for w in words if w.startswith(stem)]
-            if any(self._is(w)[i] for w in seen):
-                total += 1.0
-                exact += 1
-            elif seen:
-                total += STEM_ONLY
-        return total / len(self.terms), exact
+        stem = exact = 0
+        for word in set(self._words.findall(text.lower())):
+            masks = self._seen.get(word) or self._masks(word)
+            stem |= masks[0]
+            exact |= masks[1]
+        n_exact = exact.bit_count()
+        n_stem = (stem & ~exact).bit_count()
+        return (n_exact + STEM_ONLY * n_stem) / len(self.terms), n_exact
 
-    def _is(self, word: str) -> list[bool]:
-        found = self._exact.get(word)
-        if found is None:
-            forms = inflections(word)
-            found = [
-                word.startswith(t[:-1]) if t.endswith("*") else bool(forms & inflections(t))
-                for t in self.terms
-            ]
-            self._exact[word] = found
-        return found
+    def _masks(self, word: str) -> tuple[int, int]:
+        forms = inflections(word)
+        stem = exact = 0
+        for i, (term, prefix) in enumerate(zip(self.terms, self._stems, strict=True)):
+            if not word.startswith(prefix):
+                continue
+            stem |= 1 << i
+            written = word.startswith(term[:-1]) if term.endswith("*") else forms & inflections(term)
+            if written:
+                exact |= 1 << i
+        self._seen[word] = (stem, exact)
+        return stem, exact
 
 
 EXCERPT_WINDOW = 2_000  # characters each side of the first match that are split into words
