@@ -10,7 +10,9 @@ search of :mod:`bigmind.search.textsearch` and the nearest vectors of
 in context: a chunk gains a share of its best adjacent chunk's score and of its
 session's two best scores. Finally small multiplicative boosts for recency,
 importance, confidence and usage (how often an agent was handed the memory before:
-:mod:`bigmind.memory.usage`) break near-ties. A search writes nothing. Every hit says which of these put it where it is.
+:mod:`bigmind.memory.usage`) break near-ties; exact ties go to the memory showing more of the
+query's terms (as written before stem-only), then the newer, then the more important
+(docs/packet.md). A search writes nothing. Every hit says which of these put it where it is.
 
 Reciprocal-rank fusion was tried first and measured worse on LoCoMo (R@5 0.553 vs
 0.588 for this fusion alone): ranks throw away how much better the top match is.

@@ -7,6 +7,9 @@ quoted (so it can only be a term or a phrase) and the terms are OR-ed; BM25
 then ranks rows that match more, and rarer, terms first. Stop words are dropped
 (unless nothing else is left) and stemming comes from the porter tokenizer.
 A trailing ``*`` on a word keeps its meaning: a prefix search.
+
+:class:`TermMatcher` reads back how well a found text shows the query's terms — as written
+(or inflected) or only through the stemmer — for recall's coordination and tie-breaks.
 """
 
 from __future__ import annotations
