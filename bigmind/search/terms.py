@@ -139,7 +139,9 @@ class TermMatcher:
             if not word.startswith(prefix):
                 continue
             stem |= 1 << i
-            written = word.startswith(term[:-1]) if term.endswith("*") else forms & inflections(term)
+            written = (
+                word.startswith(term[:-1]) if term.endswith("*") else forms & inflections(term)
+            )
             if written:
                 exact |= 1 << i
         self._seen[word] = (stem, exact)
