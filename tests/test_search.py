@@ -7,7 +7,7 @@ import pytest
 from bigmind.memory.usage import USE_TOP, UsageTally
 from bigmind.search import keyword
 from bigmind.search.recall import Recall
-from bigmind.search.terms import MAX_TERMS, build_fts_query, terms_of
+from bigmind.search.terms import MAX_TERMS, STEM_ONLY, TermMatcher, build_fts_query, terms_of
 from bigmind.storage.store import Store
 
 NASTY = [
@@ -192,3 +192,20 @@ def test_a_stem_only_match_is_still_found(store: Store) -> None:
     _with_filler(store)
     product, _, _ = store.store_fact("codebase", "Product search is served by Elasticsearch")
     assert _ids(store, "production") == [product.id]
+
+
+def test_inflections_count_as_written_and_derivations_as_stems() -> None:
+    m = TermMatcher(terms_of("deploy the cache to production"))
+    assert m.terms == ["deploy", "cache", "production"]
+    assert m.credit("Deployed: caching is on in production.") == (1.0, 3)
+    share, exact = m.credit("Product deployment")  # both only through their stems
+    assert share == pytest.approx(2 * STEM_ONLY / 3) and exact == 0
+    assert m.credit("Lunch at noon") == (0.0, 0)
+    assert TermMatcher(terms_of("migrat*")).credit("the migrations ran") == (1.0, 1)
+
+
+def test_a_match_the_text_does_not_show_still_scores(store: Store) -> None:
+    f, _, _ = store.store_fact("preference", "Tabs over spaces")  # matched by its category
+    store.store_fact("codebase", "lunch is at noon")
+    hits = Recall(store, None).search("preference", 5, ["fact"], mode="keyword").hits
+    assert [h.id for h in hits] == [f.id] and hits[0].score > 0
