@@ -7,7 +7,7 @@ import pytest
 from bigmind.memory.usage import USE_TOP, UsageTally
 from bigmind.search import keyword
 from bigmind.search.recall import Recall
-from bigmind.search.terms import MAX_TERMS, build_fts_query, terms_of
+from bigmind.search.terms import MAX_TERMS, STEM_ONLY, TermMatcher, build_fts_query, terms_of
 from bigmind.storage.store import Store
 
 NASTY = [
@@ -132,3 +132,80 @@ def test_the_top_hits_of_each_question_are_counted_once(store: Store) -> None:
     assert sum(r["access_count"] for r in rows) == 2 * USE_TOP  # two distinct questions
     assert max(r["access_count"] for r in rows) == 2
     assert tally.flush(store.db) == 0
+
+
+# -- ranking never degrades to id order; exact terms beat stem-only ones --------------------------
+def _ids(store: Store, query: str, n: int = 10) -> list[int]:
+    hits = Recall(store, None).search(query, n, ["fact"], mode="keyword").hits
+    return [int(h.id) for h in hits]
+
+
+def test_a_row_with_more_query_terms_leads_when_every_term_is_common(store: Store) -> None:
+    # Each term is in half the rows: FTS5's BM25 gives it almost no weight (idf ~1e-6).
+    one, _, _ = store.store_fact("codebase", "deploy the api with make")
+    store.store_fact("codebase", "production database is big")
+    both, _, _ = store.store_fact("codebase", "deploy production from main")
+    store.store_fact("codebase", "lunch is at noon")
+    assert _ids(store, "deploy production")[0] == both.id
+    assert keyword.hits(store, "fact", "deploy production")[0].id == both.id
+    assert one.id in _ids(store, "deploy production")
+
+
+def test_equal_matches_rank_newest_first(store: Store) -> None:
+    old, _, _ = store.store_fact("codebase", "deploy notes alpha")
+    new, _, _ = store.store_fact("codebase", "deploy notes gamma")
+    store.store_fact("codebase", "lunch is at noon")
+    store.store_fact("codebase", "tabs over spaces")
+    assert _ids(store, "deploy") == [new.id, old.id]
+    assert [h.id for h in keyword.hits(store, "fact", "deploy")] == [new.id, old.id]
+
+
+def test_equal_matches_of_equal_age_rank_the_more_important_first(store: Store) -> None:
+    low, _, _ = store.store_fact("codebase", "deploy notes gamma", importance=3)
+    high, _, _ = store.store_fact("codebase", "deploy notes alpha", importance=9)
+    store.store_fact("codebase", "lunch is at noon")
+    store.store_fact("codebase", "tabs over spaces")
+    assert _ids(store, "deploy") == [high.id, low.id]
+
+
+def _with_filler(store: Store) -> None:
+    for i in range(8):  # the query's words are rare here, as in a real memory
+        store.store_fact("codebase", f"Module m{i} formats dates as ISO strings")
+
+
+def test_exact_terms_beat_stem_only_matches(store: Store) -> None:
+    _with_filler(store)
+    production, _, _ = store.store_fact(
+        "codebase",
+        "The production database runs PostgreSQL 16 with nightly snapshots to S3 and a warm "
+        "standby in a second region",
+    )
+    product, _, _ = store.store_fact("codebase", "Product search is served by Elasticsearch")
+    ids = _ids(store, "deploy to production")
+    assert ids.index(production.id) < ids.index(product.id)
+    # Inflected forms are still the word as written: "deployed" for "deploy", "caching"/"cache".
+    deployed, _, _ = store.store_fact("codebase", "Billing was deployed to the production cluster")
+    assert _ids(store, "deploy to production")[0] == deployed.id
+
+
+def test_a_stem_only_match_is_still_found(store: Store) -> None:
+    _with_filler(store)
+    product, _, _ = store.store_fact("codebase", "Product search is served by Elasticsearch")
+    assert _ids(store, "production") == [product.id]
+
+
+def test_inflections_count_as_written_and_derivations_as_stems() -> None:
+    m = TermMatcher(terms_of("deploy the cache to production"))
+    assert m.terms == ["deploy", "cache", "production"]
+    assert m.credit("Deployed: caching is on in production.") == (1.0, 3)
+    share, exact = m.credit("Product deployment")  # both only through their stems
+    assert share == pytest.approx(2 * STEM_ONLY / 3) and exact == 0
+    assert m.credit("Lunch at noon") == (0.0, 0)
+    assert TermMatcher(terms_of("migrat*")).credit("the migrations ran") == (1.0, 1)
+
+
+def test_a_match_the_text_does_not_show_still_scores(store: Store) -> None:
+    f, _, _ = store.store_fact("preference", "Tabs over spaces")  # matched by its category
+    store.store_fact("codebase", "lunch is at noon")
+    hits = Recall(store, None).search("preference", 5, ["fact"], mode="keyword").hits
+    assert [h.id for h in hits] == [f.id] and hits[0].score > 0

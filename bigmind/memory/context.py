@@ -5,6 +5,10 @@ the packet's total, most important and most recent first. What does not fit is
 counted and named in a closing line with the tool that fetches it, so nothing
 is silently lost. Token counts come from :mod:`bigmind.tokens`; because that
 estimator is additive over lines, a section's cost is the sum of its lines.
+
+Two promises hold whatever fills the packet (docs/packet.md): pinned facts are
+placed before role and preferences, which are cut first, and may borrow from the
+packet; key facts (importance ≥ 8) lead Tier 1 with or without a focus.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING
 from bigmind.memory import globalkb
 from bigmind.memory.focus import Focus, latest_focus
 from bigmind.memory.globalkb import GlobalEntry
-from bigmind.models import Fact, Session, day_of, now_ts
+from bigmind.models import Fact, Profile, Session, day_of, now_ts
 from bigmind.storage.store import Store
 
 if TYPE_CHECKING:
@@ -24,7 +28,9 @@ from bigmind.tokens import count_tokens, truncate_to_tokens
 
 TIER_G_BUDGET = 500
 TIER_0_BUDGET = 300
+PINNED_BORROW = 300  # pinned facts beyond Tier 0's budget may take this much more, before Tier 1
 TIER_1_BUDGET = 800
+TIER_1_FLOOR = 300  # what pinned facts borrowing from the packet leave Tier 1 at least
 PACKET_BUDGET = 1300
 FOOTER_RESERVE = 60  # room kept for the "not shown" line
 FACT_CANDIDATES = 60
@@ -33,6 +39,7 @@ FACT_COUNT_CAP = 10_000  # "10000 facts not shown" reads as "at least": counting
 GLOBAL_ENTRIES = 5  # company knowledge entries in the packet (plan decision D3)
 FOCUS_GLOBAL = 10  # focus matches among company knowledge that may lift an entry
 MIN_ENTRY_TOKENS = 24  # below this an entry's line says too little to be worth showing
+_T0_HEADING = "### 👤 Who you are"
 
 
 @dataclass(slots=True)
@@ -138,26 +145,10 @@ def build_context(
     body += g.render()
     used += g.used
 
-    # Tier 0 — identity and pinned facts.
-    profile = store.get_profile()
-    t0 = _Section("### 👤 Who you are", room(TIER_0_BUDGET))
-    if profile.role:
-        t0.add(f"**Role:** {profile.role}", truncate=True)
-    if profile.preferences:
-        t0.add(f"**Preferences:** {' '.join(profile.preferences.split())}", truncate=True)
-    pinned = [p.strip().lstrip("-* ").strip() for p in (profile.pinned_facts or "").splitlines()]
-    pinned = [p for p in pinned if p]
-    if pinned:
-        t0.add("**Pinned facts:**")
-        kept = 0
-        for p in pinned:
-            if not t0.add(f"- 📌 {p}", truncate=True):
-                break
-            kept += 1
-        if kept < len(pinned):
-            omitted["pinned facts"] = len(pinned) - kept
-    if profile.is_empty:
-        t0.add("(no profile yet: memory_update_profile(role=…, preferences=…) fills it)")
+    # Tier 0 — pinned facts first (they may borrow from the packet), then role and preferences.
+    borrow = min(room(TIER_0_BUDGET + PINNED_BORROW), room(budget) - TIER_1_FLOOR)
+    t0, cut = _tier0(store.get_profile(), room(TIER_0_BUDGET), max(room(TIER_0_BUDGET), borrow))
+    omitted.update(cut)
     body += t0.render()
     used += t0.used
 
@@ -171,7 +162,7 @@ def build_context(
     relevant = ""
     if focus and recall is not None:
         facts, sessions = _by_relevance(store, recall, focus, facts, sessions)
-        relevant = " (most relevant to the focus first)"
+        relevant = " (key facts, then the most relevant to the focus)"
     fact_sec = _Section(
         f"### 🗂️ Stored facts{relevant}", tier1 if not sessions else int(tier1 * 0.55)
     )
@@ -212,6 +203,42 @@ def build_context(
     return Packet(text=text, tokens=count_tokens(text), budget=budget, shown=shown, omitted=omitted)
 
 
+def _tier0(profile: Profile, budget: int, pinned_budget: int) -> tuple[_Section, dict[str, int]]:
+    """Tier 0 and what it cut. Pinned facts are placed first, within ``pinned_budget`` (Tier 0's
+    budget plus what they may borrow from the packet); role and preferences share what they
+    leave of Tier 0's ``budget``, each cut short (and counted as a profile field) when it does
+    not fit whole. Pinned facts past even the borrowed room are the last thing cut, and counted.
+    Shown in the usual order: role, preferences, pinned facts."""
+    omitted: dict[str, int] = {}
+    pinned = [p.strip().lstrip("-* ").strip() for p in (profile.pinned_facts or "").splitlines()]
+    pinned = [p for p in pinned if p]
+    pins = _Section(_T0_HEADING, pinned_budget)
+    if pinned and pins.add("**Pinned facts:**"):
+        for p in pinned:
+            if not pins.add(f"- 📌 {p}", truncate=True):
+                break
+    kept = max(0, len(pins.lines) - 1)
+    if kept < len(pinned):
+        omitted["pinned facts"] = len(pinned) - kept
+    if not kept:  # a lone "Pinned facts:" line says nothing
+        pins = _Section(_T0_HEADING, pinned_budget)
+    heading = count_tokens(_T0_HEADING)
+    rest = _Section("", budget - (pins.used if pins.lines else heading))
+    cut = 0
+    for label, value in (("Role", profile.role), ("Preferences", profile.preferences)):
+        if value:
+            line = f"**{label}:** {' '.join(value.split())}"
+            cut += not rest.add(line, truncate=True) or rest.lines[-1] != line
+    if cut:
+        omitted["profile fields"] = cut
+    if profile.is_empty:
+        rest.add("(no profile yet: memory_update_profile(role=…, preferences=…) fills it)")
+    t0 = _Section(_T0_HEADING, max(budget, pins.used))
+    t0.lines = rest.lines + pins.lines
+    t0.used = pins.used + rest.used + (heading if rest.lines and not pins.lines else 0)
+    return t0, omitted
+
+
 def _global_line(e: GlobalEntry) -> str:
     line = f"- **[{e.category}] {e.title}** (importance {e.importance}): {e.content}"
     return " ".join(line.split())
@@ -243,20 +270,34 @@ def _global_relevance(recall: Recall, focus: str) -> dict[int, float]:
 
 FOCUS_FACTS = 20
 FOCUS_SESSIONS = 5
+KEY_IMPORTANCE = 8  # facts this important lead the packet whatever the focus
 
 
 def _by_relevance(
     store: Store, recall: Recall, focus: str, facts: list[Fact], sessions: list[Session]
 ) -> tuple[list[Fact], list[Session]]:
-    """Facts and sessions relevant to ``focus`` first, then the others in their usual order."""
+    """Facts and sessions relevant to ``focus`` first, then the others in their usual order.
+
+    Key facts (importance ≥ ``KEY_IMPORTANCE``) lead as they do without a focus, the matching
+    ones first: a focus reorders what comes after them, so a few low-importance matches can
+    never push one out. Then the matches, by relevance (score over the best match's) ×
+    importance / 10; then the rest in their usual order (importance, confidence, recency)."""
     hits = recall.search(focus, FOCUS_FACTS, ["fact"], scope="project").hits
-    top = store.facts_by_ids([int(h.id) for h in hits])
-    ids = {f.id for f in top}
-    facts = top + [f for f in facts if f.id not in ids]
-    found = recall.search(focus, FOCUS_SESSIONS, ["summary"], scope="project").hits
-    near = [store.get_session(str(h.id)) for h in found]
+    best = max((h.score for h in hits), default=0.0)
+    relevance = {int(h.id): h.score / best for h in hits} if best > 0 else {}
+    found = store.facts_by_ids(list(relevance))
+    usual = {f.id: n for n, f in enumerate(facts)}
+    pool = {f.id: f for f in [*facts, *found]}
+
+    def key(f: Fact) -> tuple[bool, float, int]:
+        important = f.importance >= KEY_IMPORTANCE
+        weight = relevance.get(f.id, 0.0) * (1.0 if important else f.importance / 10)
+        return (not important, -weight, usual.get(f.id, len(usual)))
+
+    found_sessions = recall.search(focus, FOCUS_SESSIONS, ["summary"], scope="project").hits
+    near = [store.get_session(str(h.id)) for h in found_sessions]
     sids = {s.id for s in near}
-    return facts, near + [s for s in sessions if s.id not in sids]
+    return sorted(pool.values(), key=key), near + [s for s in sessions if s.id not in sids]
 
 
 def _session_candidates(store: Store) -> list[Session]:
@@ -268,15 +309,23 @@ def _session_candidates(store: Store) -> list[Session]:
 
 
 _HOW = {
+    "profile fields": "cut short: memory_update_profile to shorten",
+    "pinned facts": "memory_update_profile to trim",
     "facts": "memory_search_facts",
     "sessions": "memory_list_sessions",
-    "pinned facts": "memory_update_profile to trim",
     "company entries": "memory_search_global",
+}
+_ONE = {
+    "profile fields": "profile field",
+    "pinned facts": "pinned fact",
+    "facts": "fact",
+    "sessions": "session",
+    "company entries": "company entry",
 }
 
 
 def _footer(omitted: dict[str, int], empty: bool) -> str:
-    parts = [f"{n} {kind} ({_HOW[kind]})" for kind, n in omitted.items()]
+    parts = [f"{n} {_ONE[k] if n == 1 else k} ({_HOW[k]})" for k, n in omitted.items()]
     not_shown = "_Not shown: " + "; ".join(parts) + "._" if parts else ""
     if empty:  # company knowledge left out still counts when the user's own memory is empty
         return "\n".join(

@@ -10,7 +10,9 @@ search of :mod:`bigmind.search.textsearch` and the nearest vectors of
 in context: a chunk gains a share of its best adjacent chunk's score and of its
 session's two best scores. Finally small multiplicative boosts for recency,
 importance, confidence and usage (how often an agent was handed the memory before:
-:mod:`bigmind.memory.usage`) break near-ties. A search writes nothing. Every hit says which of these put it where it is.
+:mod:`bigmind.memory.usage`) break near-ties; exact ties go to the memory showing more of the
+query's terms (as written before stem-only), then the newer, then the more important
+(docs/packet.md). A search writes nothing. Every hit says which of these put it where it is.
 
 Reciprocal-rank fusion was tried first and measured worse on LoCoMo (R@5 0.553 vs
 0.588 for this fusion alone): ranks throw away how much better the top match is.
@@ -19,7 +21,6 @@ Reciprocal-rank fusion was tried first and measured worse on LoCoMo (R@5 0.553 v
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,7 +34,7 @@ from bigmind.project import SEARCH_SCOPES, name_of
 from bigmind.search import keyword
 from bigmind.search.keyword import match_why
 from bigmind.search.semantic import Semantic
-from bigmind.search.terms import excerpt, stem_prefix, terms_of
+from bigmind.search.terms import STEM_ONLY, TermMatcher, excerpt, terms_of
 from bigmind.search.textsearch import Plan
 from bigmind.search.vectors import EXTRA_VECTORS, KINDS
 from bigmind.storage.searchable import Searchable
@@ -88,6 +89,8 @@ class _Cand:
     kw_rank: int | None = None
     kw_why: str = ""
     lexical: float = 0.0  # BM25, then × share of query terms present, / the kind's best
+    precision: float = 0.0  # the share of the query's terms the text shows (stem-only: half)
+    exact: int = 0  # query terms the text shows as written
     vec_rank: int | None = None
     similarity: float | None = None
     score: float = 0.0
@@ -203,14 +206,14 @@ class Recall:
             c.elsewhere = not _seen_from(c, here)
         if scope == "project":
             loaded = [c for c in loaded if not c.elsewhere]
-        _coordinate(loaded, [stem_prefix(t) for t in terms_of(q)])
+        _coordinate(loaded, terms_of(q))
         now = datetime.strptime(now_ts(), TS_FORMAT)
         for c in loaded:
             self._relevance(c)
         self._conversation_context([c for c in loaded if c.kind == "chunk"])
         for c in loaded:
             self._signals(c, now)
-        loaded.sort(key=lambda c: (c.elsewhere, -c.score, c.kind, c.id))
+        loaded.sort(key=_order, reverse=True)
         return loaded[:n]
 
     # -- candidates ----------------------------------------------------------------------
@@ -345,27 +348,41 @@ def _seen_from(c: _Cand, project: str | None) -> bool:
     return c.project is None or c.project == project
 
 
-def _coordinate(cands: list[_Cand], stems: list[str]) -> None:
+def _coordinate(cands: list[_Cand], terms: list[str]) -> None:
     """Keyword scores × the share of the query's terms each memory contains, then / the best
     of its kind. BM25 over OR-ed terms lets one rare word outrank a memory that matches most
     of the question; this "coordination" factor (as in classic Lucene) corrects that, and a
-    single weak match no longer counts as a perfect one (LoCoMo: R@5 +0.020, MRR +0.029)."""
-    # One scan per text: every word start that begins with a stem (longest stems first).
-    ordered = sorted(set(stems), key=len, reverse=True)
-    pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, ordered)) + ")") if stems else None
-    # A match of a longer stem also shows every stem it starts with ("deploym" shows "deploy").
-    shows = {m: [st for st in stems if m.startswith(st)] for m in ordered}
+    single weak match no longer counts as a perfect one (LoCoMo: R@5 +0.020, MRR +0.029).
+
+    A term counts fully when the text has it as written (or inflected), by half when only its
+    stem is there (:class:`~bigmind.search.terms.TermMatcher`): the stemmers make "product" of
+    "production", so an exact match must beat a stem-only one. A match the full-text index made
+    that the text does not show (a stem too short to see, the category) counts as one term
+    matched by its stem: never 0, which would leave it to tie-breaks alone."""
+    matcher = TermMatcher(terms)
+    floor = STEM_ONLY / max(1, len(matcher.terms))
     best: dict[str, float] = {}
     for c in cands:
         if c.kw_rank is None:
             continue
-        if pattern is not None:
-            present = {st for m in set(pattern.findall(c.text.lower())) for st in shows[m]}
-            c.lexical *= sum(1 for st in stems if st in present) / len(stems)
+        if matcher.terms:
+            share, c.exact = matcher.credit(c.text)
+            c.precision = max(share, floor)
+            c.lexical *= c.precision
         best[c.kind] = max(best.get(c.kind, 0.0), c.lexical)
     for c in cands:
         top = best.get(c.kind, 0.0)
         c.lexical = c.lexical / top if c.kw_rank is not None and top > 0 else 0.0
+
+
+def _order(c: _Cand) -> tuple[bool, float, float, int, str, int, str, int, str]:
+    """Best first (used reversed): this project's memories before other projects', then score,
+    then on a tie the share of the query's terms shown,
+    how many as written, recency, importance; and a newer id before an older one, never the
+    other way round (small memories tie often: a word in half the rows has a BM25 of ~0)."""
+    newer = int(c.id) if c.id.isdigit() else -1
+    here = not c.elsewhere
+    return (here, c.score, c.precision, c.exact, c.ts or "", c.importance, c.kind, newer, c.id)
 
 
 def _parse(ts: str) -> datetime:

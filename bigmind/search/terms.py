@@ -7,12 +7,16 @@ quoted (so it can only be a term or a phrase) and the terms are OR-ed; BM25
 then ranks rows that match more, and rarer, terms first. Stop words are dropped
 (unless nothing else is left) and stemming comes from the porter tokenizer.
 A trailing ``*`` on a word keeps its meaning: a prefix search.
+
+:class:`TermMatcher` reads back how well a found text shows the query's terms — as written
+(or inflected) or only through the stemmer — for recall's coordination and tie-breaks.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bigmind.storage.fulltext import quote_term as quote_term
@@ -75,6 +79,73 @@ def stem_prefix(term: str) -> str:
     """The part of a query term its other word forms share (a crude stem, ≥ 4 characters)."""
     word = term.rstrip("*").lower()
     return word[: max(4, len(word) - 3)]
+
+
+# A query term found in a text only through its stem ("production" → "Product search…": the
+# porter and 'english' stemmers both make "product" of it) counts this much of a term found as
+# written or inflected ("deployed", "deploys" for "deploy").
+STEM_ONLY = 0.5
+_SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def inflections(word: str) -> frozenset[str]:
+    """``word`` and the bases it may be an inflection of (plural, past, -ing: "caching" →
+    cach, cache; "preferred" → prefer), never a derivation ("production" stays itself)."""
+    w = word.lower().removesuffix("'s")
+    out = {w}
+    for suffix, repl in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 2:
+            base = w[: -len(suffix)] + repl
+            out.add(base)
+            if base[-1] == base[-2] and base[-1] not in "aeiou":  # running → run
+                out.add(base[:-1])
+            if suffix in ("ing", "ed"):  # caching → cache
+                out.add(base + "e")
+    return frozenset(out)
+
+
+class TermMatcher:
+    """How well a text shows a query's terms, read off the text (no SQL): a term counts 1 when
+    a word of the text is the term as written or inflected, :data:`STEM_ONLY` when a word only
+    starts with its stem (what the full-text stemmer matched, near enough), 0 when absent.
+
+    One regex scan per text; what each distinct word shows is worked out once per query."""
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.terms = [t for t in dict.fromkeys(terms) if t.rstrip("*")]
+        self._stems = [stem_prefix(t) for t in self.terms]
+        alternatives = "|".join(map(re.escape, sorted(set(self._stems), key=len, reverse=True)))
+        self._words = re.compile(r"(?<!\w)(?:" + alternatives + r")\w*(?:[._/'\-]\w+)*")
+        self._seen: dict[str, tuple[int, int]] = {}  # word → (terms by stem, terms as written)
+
+    def credit(self, text: str) -> tuple[float, int]:
+        """(the share of the query's terms the text shows, 0…1; how many as written)."""
+        if not self.terms:
+            return 0.0, 0
+        stem = exact = 0
+        for word in set(self._words.findall(text.lower())):
+            masks = self._seen.get(word) or self._masks(word)
+            stem |= masks[0]
+            exact |= masks[1]
+        n_exact = exact.bit_count()
+        n_stem = (stem & ~exact).bit_count()
+        return (n_exact + STEM_ONLY * n_stem) / len(self.terms), n_exact
+
+    def _masks(self, word: str) -> tuple[int, int]:
+        forms = inflections(word)
+        stem = exact = 0
+        for i, (term, prefix) in enumerate(zip(self.terms, self._stems, strict=True)):
+            if not word.startswith(prefix):
+                continue
+            stem |= 1 << i
+            written = (
+                word.startswith(term[:-1]) if term.endswith("*") else forms & inflections(term)
+            )
+            if written:
+                exact |= 1 << i
+        self._seen[word] = (stem, exact)
+        return stem, exact
 
 
 EXCERPT_WINDOW = 2_000  # characters each side of the first match that are split into words

@@ -71,8 +71,9 @@ class FullText:
         self, t: Target, expression: str, floor: int | None, fetch: int, limit: int
     ) -> list[Row]:
         """The best ``limit`` rows among the top ``fetch`` matches (from rowid ``floor`` on)
-        that pass ``t.extra``, with a ``score`` (higher is better) and ``matched``: how many
-        of those top matches there were (fewer than ``fetch``: every match was looked at)."""
+        that pass ``t.extra``, with a ``score`` (higher is better; equal scores newest first)
+        and ``matched``: how many of those top matches there were (fewer than ``fetch``: every
+        match was looked at)."""
         fts = t.fts
         where = " AND rowid >= ?" if floor is not None else ""
         floor_p: tuple[object, ...] = (floor,) if floor is not None else ()
@@ -80,14 +81,14 @@ class FullText:
             f"SELECT {t.columns}, m.rid, m.score, m.matched FROM ("
             "  SELECT rid, score, count(*) OVER () AS matched FROM ("
             f"    SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score"
-            f"    FROM {fts} WHERE {fts} MATCH ?{where} ORDER BY score LIMIT ?)"
+            f"    FROM {fts} WHERE {fts} MATCH ?{where} ORDER BY score, rowid DESC LIMIT ?)"
             f") AS m JOIN {t.base} b ON b.rowid = m.rid WHERE {t.extra}"
-            " ORDER BY m.score LIMIT ?",
+            " ORDER BY m.score, m.rid DESC LIMIT ?",
             (expression, *floor_p, fetch, *t.owner, limit),
         )
         for r in rows:
             r.pop("rid")
-            r["score"] = round(-float(r["score"]), 4)
+            r["score"] = -float(r["score"])  # unrounded: a common word's BM25 is ~1e-6
         return rows
 
     def older(
@@ -112,9 +113,9 @@ class FullText:
             f"SELECT {t.columns}, m.score FROM ("
             f"  SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score FROM {fts}"
             f"  WHERE {fts} MATCH ? AND rowid IN ({marks(ids)})"
-            f") AS m JOIN {t.base} b ON b.rowid = m.rid ORDER BY m.score LIMIT ?",
+            f") AS m JOIN {t.base} b ON b.rowid = m.rid ORDER BY m.score, m.rid DESC LIMIT ?",
             (expression, *ids, limit),
         )
         for r in rows:
-            r["score"] = round(-float(r["score"]), 4)
+            r["score"] = -float(r["score"])
         return rows

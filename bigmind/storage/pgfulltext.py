@@ -145,5 +145,5 @@ class PgFullText:
             (*params, *term_params, *t.owner, *floor_p, limit),
         )
         for r in rows:
-            r["score"] = round(float(r["score"]), 4)
+            r["score"] = float(r["score"])
         return rows
