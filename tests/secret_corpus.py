@@ -64,14 +64,17 @@ class Fakes:
             "github-token": lambda: "ghp_" + c(ALNUM, 36),
             "github-pat": lambda: "github_pat_11" + c(ALNUM, 20) + "_" + c(ALNUM, 59),
             "gitlab-token": lambda: "glpat-" + c(URLSAFE, 20),
-            "slack-bot-token": lambda: f"xoxb-{c(string.digits, 11)}-{c(string.digits, 13)}-"
-            + c(ALNUM, 24),
-            "slack-webhook": lambda: "https://hooks.slack.com/services/T"
-            + c(string.ascii_uppercase + string.digits, 8)
-            + "/B"
-            + c(string.ascii_uppercase + string.digits, 10)
-            + "/"
-            + c(ALNUM, 24),
+            "slack-bot-token": lambda: (
+                f"xoxb-{c(string.digits, 11)}-{c(string.digits, 13)}-" + c(ALNUM, 24)
+            ),
+            "slack-webhook": lambda: (
+                "https://hooks.slack.com/services/T"
+                + c(string.ascii_uppercase + string.digits, 8)
+                + "/B"
+                + c(string.ascii_uppercase + string.digits, 10)
+                + "/"
+                + c(ALNUM, 24)
+            ),
             "stripe-live-key": lambda: "sk_live_" + c(ALNUM, 24),
             "stripe-restricted-key": lambda: "rk_live_" + c(ALNUM, 24),
             "openai-key": lambda: "sk-" + c(ALNUM, 20) + "T3BlbkFJ" + c(ALNUM, 20),
@@ -87,11 +90,13 @@ class Fakes:
             "azure-account-key": lambda: c(B64, 86) + "==",
             "mailchimp-key": lambda: c(HEX, 32) + "-us" + str(self.r.randint(1, 20)),
             "square-secret": lambda: "sq0csp-" + c(URLSAFE, 43),
-            "telegram-token": lambda: str(self.r.randint(100_000_000, 999_999_999))
-            + ":AA"
-            + c(URLSAFE, 33),
+            "telegram-token": lambda: (
+                str(self.r.randint(100_000_000, 999_999_999)) + ":AA" + c(URLSAFE, 33)
+            ),
             "bearer-opaque": lambda: c(ALNUM, 40),
-            "django-secret": lambda: c(string.ascii_lowercase + string.digits + "!@#%^&*(-_=+)", 50),
+            "django-secret": lambda: c(
+                string.ascii_lowercase + string.digits + "!@#%^&*(-_=+)", 50
+            ),
             "hex-secret": lambda: c(HEX, 64),
             "base64-secret": lambda: c(B64, 43) + "=",
         }
@@ -126,27 +131,28 @@ def _lines(name: str) -> list[str]:
 def secret_cases(seed: int = 15) -> list[Case]:
     """The secrets corpus, its markers filled in."""
     fakes = Fakes(seed)
-    cases = []
-    for line in _lines("secrets.txt"):
-        secrets: list[str] = []
-        kinds: list[str] = []
-        made: dict[str, str] = {}
+    return [_fill(line, fakes) for line in _lines("secrets.txt")]
 
-        def fill(m: re.Match[str]) -> str:
-            if m[1]:
-                secrets.append(m[2])
-                kinds.append("password")
-                return m[2]
-            kind = m[2]
-            if kind not in made:  # a kind twice on a line: the same secret pasted twice
-                made[kind], must_go = fakes.make(kind)
-                secrets.extend(must_go)
-                kinds.append(kind)
-            return made[kind]
 
-        text = MARK.sub(fill, line)
-        cases.append(Case(text, tuple(secrets), tuple(kinds)))
-    return cases
+def _fill(line: str, fakes: Fakes) -> Case:
+    secrets: list[str] = []
+    kinds: list[str] = []
+    made: dict[str, str] = {}
+
+    def fill(m: re.Match[str]) -> str:
+        if m[1]:
+            secrets.append(m[2])
+            kinds.append("password")
+            return m[2]
+        kind = m[2]
+        if kind not in made:  # a kind twice on a line: the same secret pasted twice
+            made[kind], must_go = fakes.make(kind)
+            secrets.extend(must_go)
+            kinds.append(kind)
+        return made[kind]
+
+    text = MARK.sub(fill, line)
+    return Case(text, tuple(secrets), tuple(kinds))
 
 
 def ordinary_lines() -> list[str]:
