@@ -16,6 +16,15 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
+from bigmind.models import now_ts
+from bigmind.storage.db import Backend
+from bigmind.storage.focus import FocusAnnouncements
+from bigmind.storage.hypotheses import Hypotheses
+from bigmind.storage.knowledge import Knowledge
+from bigmind.storage.people import People
+from bigmind.storage.savings import Savings
+from bigmind.storage.store import Store
+
 HERE = Path(__file__).parent / "fixtures" / "secrets"
 MARK = re.compile(r"⟦(=?)([^⟧]+)⟧")
 ALNUM = string.ascii_letters + string.digits
@@ -158,3 +167,129 @@ def _fill(line: str, fakes: Fakes) -> Case:
 def ordinary_lines() -> list[str]:
     """Ordinary engineering text, which redaction must (almost always) leave alone."""
     return _lines("ordinary.txt")
+
+
+def database_text(backend: Backend) -> str:
+    """Every cell of every table (full-text and vector tables included), lowercased: what a
+    secret must be absent from."""
+    if backend.dialect == "postgresql":
+        sql = (
+            "SELECT table_name AS t FROM information_schema.tables"
+            " WHERE table_schema = current_schema()"
+        )
+    else:
+        sql = "SELECT name AS t FROM sqlite_master WHERE type = 'table'"
+    cells: list[str] = []
+    for row in backend.query(sql):
+        for r in backend.query(f'SELECT * FROM "{row["t"]}"'):
+            for v in r.values():
+                cells.append(v.decode("latin-1") if isinstance(v, bytes) else str(v))
+    return "\n".join(cells).lower()
+
+
+def seed_raw(store: Store, fakes: Fakes) -> dict[str, list[str]]:
+    """A secret in every free-text column of every memory table, written with the table
+    modules directly, unredacted, as a version before redaction would have. Returns the
+    secrets per table."""
+    s: dict[str, list[str]] = {}
+
+    def secret(table: str, kind: str) -> str:
+        value = fakes.make(kind)[0]
+        s.setdefault(table, []).append(value)
+        return value
+
+    ts = now_ts()
+    sid = "5e55e55e-0000-4000-8000-000000000001"
+    with store.db.transaction() as tx:
+        store.sessions.insert(tx, sid, ts)
+        store.sessions.end(
+            tx,
+            sid,
+            ts,
+            one_liner=f"Rotated {secret('sessions', 'github-token')}",
+            topics="deploy",
+            outcome=f"Outcome: STRIPE_SECRET_KEY={secret('sessions', 'stripe-live-key')}",
+            importance=5,
+            has_tier2=True,
+        )
+        store.sessions.save_summary(
+            tx,
+            sid,
+            f"The deploy summary mentions {secret('session_summaries', 'aws-access-key')}",
+            f"- token {secret('session_summaries', 'slack-bot-token')}",
+            f"- export OPENAI_API_KEY={secret('session_summaries', 'openai-key')}",
+            ts,
+        )
+        fact = store.facts.insert(
+            tx,
+            category="codebase",
+            fact=f"The CI uses {secret('facts', 'gitlab-token')} to push images",
+            source_session=sid,
+            confidence=1.0,
+            importance=5,
+            digest="raw",
+            ts=ts,
+        )
+        old = store.facts.insert(
+            tx,
+            category="codebase",
+            fact=f"Old deploy key {secret('facts', 'aws-access-key')}",
+            source_session=sid,
+            confidence=1.0,
+            importance=5,
+            digest="raw-old",
+            ts=ts,
+        )
+        store.facts.deprecate(tx, old.id, f"rotated: {secret('facts', 'npm-token')}", ts)
+        store.chunks.append(
+            tx, sid, "user", f"Here it is:\n{secret('conversation_chunks', 'rsa-private-key')}",
+            f"Bearer {secret('conversation_chunks', 'jwt')}", ts,
+        )
+        h = Hypotheses(store.db, store.uid).add(
+            tx, sid, f"The leak came from {secret('hypotheses', 'sendgrid-key')}", 0.7, ts
+        )
+        Hypotheses(store.db, store.uid).set_status(
+            tx, h, "confirmed", f"found {secret('hypotheses', 'twilio-api-key')}", ts
+        )
+        People(store.db, store.uid).add(
+            tx,
+            "dana",
+            {
+                "display_name": "Dana",
+                "role": f"owner of {secret('people', 'google-api-key')}",
+                "team": "payments",
+                "expertise": "billing",
+                "notes": f"her PyPI token was {secret('people', 'pypi-token')}",
+            },
+            ts,
+        )
+        FocusAnnouncements(store.db, store.uid).add(
+            tx, sid, f"Rotating {secret('focus_announcements', 'square-secret')}", [], None, ts
+        )
+        Savings(store.db, store.uid).add(
+            tx, sid, f"recalled {secret('token_saves', 'mailchimp-key')}", 100, "recall", ts
+        )
+        store.profiles.update(
+            tx,
+            {
+                "role": "backend",
+                "preferences": f"Use {secret('identity_profile', 'anthropic-key')} locally",
+                "pinned_facts": f"- DB password=\"{secret('identity_profile', 'base64-secret')}\"",
+            },
+            ts,
+        )
+        entry = Knowledge(store.db, store.uid).add(
+            tx,
+            "standard",
+            "Registry access",
+            f"Push with {secret('global_knowledge', 'discord-token')}",
+            5,
+            sid,
+            ts,
+            approved=True,
+        )
+        Knowledge(store.db, store.uid).deprecate(
+            tx, entry, f"leaked {secret('global_knowledge', 'telegram-token')}", ts
+        )
+    assert fact.id
+    return s

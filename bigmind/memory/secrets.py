@@ -3,7 +3,9 @@
 Text is redacted on its way in since ``0013_redact_stored_secrets``; that migration also
 redacted what was stored before, once. ``bigmind scan-secrets`` runs the same sweep on demand
 (after the detector learns a new format, or to check a database), table by table, a page of
-rows per transaction, so a large memory is never locked for long.
+rows per transaction, so a large memory is never locked for long. On SQLite the full-text
+indexes are merged afterwards, so the old terms leave their data too (the bytes of freed pages
+are SQLite's secure_delete's business).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bigmind.storage import upkeep
 from bigmind.storage.db import Backend
 from bigmind.storage.secrets import TEXT_COLUMNS, Page, sweep_page
 
@@ -64,6 +67,9 @@ def scan(db: Backend, *, apply: bool, progress: Progress | None = None) -> ScanR
             after = page.last
         if progress:
             progress(i, len(TEXT_COLUMNS))
+    if apply and report.total and db.dialect == "sqlite":
+        with db.transaction() as tx:
+            upkeep.optimize_fts(tx)  # merged segments: the old terms leave the index data
     return report
 
 

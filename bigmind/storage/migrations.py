@@ -467,6 +467,9 @@ def _m0013_redact_stored_secrets(tx: Tx, dialect: str) -> None:
     rewritten as [REDACTED:<kind>], their full-text entries and fact hashes with them, their
     vectors dropped to be made again from the redacted text."""
     found = sweep_all(tx)
+    if found and dialect == "sqlite":
+        for fts, _base, _cols in FTS_TABLES:  # merged: the deleted terms leave the index
+            tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
     if found:
         log.warning(
             "redacted %d stored secret(s) (%s)", sum(found.values()), ", ".join(sorted(found))
