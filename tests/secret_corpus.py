@@ -13,7 +13,7 @@ import json
 import random
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bigmind.models import now_ts
@@ -187,15 +187,27 @@ def database_text(backend: Backend) -> str:
     return "\n".join(cells).lower()
 
 
-def seed_raw(store: Store, fakes: Fakes) -> dict[str, list[str]]:
+@dataclass
+class Planted:
+    """Secrets written raw: how many, and the strings that must go, per table."""
+
+    count: int = 0
+    by_table: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def strings(self) -> list[str]:
+        return [s for values in self.by_table.values() for s in values]
+
+
+def seed_raw(store: Store, fakes: Fakes) -> Planted:
     """A secret in every free-text column of every memory table, written with the table
-    modules directly, unredacted, as a version before redaction would have. Returns the
-    secrets per table."""
-    s: dict[str, list[str]] = {}
+    modules directly, unredacted, as a version before redaction would have."""
+    planted = Planted()
 
     def secret(table: str, kind: str) -> str:
-        value = fakes.make(kind)[0]
-        s.setdefault(table, []).append(value)
+        value, must_go = fakes.make(kind)
+        planted.by_table.setdefault(table, []).extend(must_go)
+        planted.count += 1
         return value
 
     ts = now_ts()
@@ -242,8 +254,12 @@ def seed_raw(store: Store, fakes: Fakes) -> dict[str, list[str]]:
         )
         store.facts.deprecate(tx, old.id, f"rotated: {secret('facts', 'npm-token')}", ts)
         store.chunks.append(
-            tx, sid, "user", f"Here it is:\n{secret('conversation_chunks', 'rsa-private-key')}",
-            f"Bearer {secret('conversation_chunks', 'jwt')}", ts,
+            tx,
+            sid,
+            "user",
+            f"Here it is:\n{secret('conversation_chunks', 'rsa-private-key')}",
+            f"Bearer {secret('conversation_chunks', 'jwt')}",
+            ts,
         )
         h = Hypotheses(store.db, store.uid).add(
             tx, sid, f"The leak came from {secret('hypotheses', 'sendgrid-key')}", 0.7, ts
@@ -274,7 +290,7 @@ def seed_raw(store: Store, fakes: Fakes) -> dict[str, list[str]]:
             {
                 "role": "backend",
                 "preferences": f"Use {secret('identity_profile', 'anthropic-key')} locally",
-                "pinned_facts": f"- DB password=\"{secret('identity_profile', 'base64-secret')}\"",
+                "pinned_facts": f'- DB password="{secret("identity_profile", "base64-secret")}"',
             },
             ts,
         )
@@ -292,4 +308,4 @@ def seed_raw(store: Store, fakes: Fakes) -> dict[str, list[str]]:
             tx, entry, f"leaked {secret('global_knowledge', 'telegram-token')}", ts
         )
     assert fact.id
-    return s
+    return planted

@@ -167,8 +167,8 @@ def test_scan_secrets_redacts_every_table_in_place(
     store: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:
     planted = seed_raw(store, Fakes(7))
-    assert set(planted) == set(TEXT_COLUMNS)
-    secrets = [s for values in planted.values() for s in values]
+    assert set(planted.by_table) == set(TEXT_COLUMNS)
+    secrets = planted.strings
     assert all(s.lower() in database_text(store.db) for s in secrets)  # the check sees them
     fact = next(f for f in store.facts.top(10) if "CI uses" in f.fact)
     with store.db.transaction() as tx:  # a vector made from the secret, and one from clean text
@@ -182,13 +182,13 @@ def test_scan_secrets_redacts_every_table_in_place(
     assert main(["scan-secrets", "--dry-run", "--json"]) == 0
     out, err = capsys.readouterr()
     dry = json.loads(out)
-    assert dry["applied"] is False and dry["secrets"] == len(secrets)
+    assert dry["applied"] is False and dry["secrets"] == planted.count
     assert {t: d["rows"] for t, d in dry["tables"].items()}["facts"] == 2
     assert all(s.lower() in database_text(store.db) for s in secrets)  # nothing changed
 
     assert main(["scan-secrets"]) == 0
     out, err = capsys.readouterr()
-    assert f"Redacted {len(secrets)} secret(s)" in out and "facts" in out
+    assert f"Redacted {planted.count} secret(s)" in out and "facts" in out
     assert not any(s in out + err for s in secrets)
     raw = database_text(store.db)
     assert [s for s in secrets if s.lower() in raw] == []
@@ -205,8 +205,7 @@ def test_scan_secrets_redacts_every_table_in_place(
 
 
 def test_the_upgrade_migration_redacts_what_was_stored_before(store: Store) -> None:
-    planted = seed_raw(store, Fakes(8))
-    secrets = [s for values in planted.values() for s in values]
+    secrets = seed_raw(store, Fakes(8)).strings
     with store.db.transaction() as tx:  # as if this database predated 0013
         tx.execute("DELETE FROM bigmind_migrations WHERE name = '0013_redact_stored_secrets'")
     assert migrate(store.db) == ["0013_redact_stored_secrets"]
