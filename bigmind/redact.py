@@ -442,19 +442,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 # Searched in the lowercased text: a hit is checked further only when an operator follows.
-_KEYWORDS = (
-    "pass",
-    "pw",
-    "secret",
-    "key",
-    "token",
-    "auth",
-    "cred",
-    "sig",
-    "salt",
-    "cookie",
-    "contrase",
-)
+_KEYWORDS = tuple(_words("pass pw secret key token auth cred sig salt cookie contrase"))
 _TAIL = re.compile(
     r"[\w.\-]*(?P<close>[\"'`]?\]?[\"'`]?)[ \t]*"
     r"(?P<op>:=|=>|={1,3}|!==?|:(?![/\\:])|[ \t](?=\S))"
@@ -643,7 +631,7 @@ def _placeholder(value: str) -> bool:
         or "…" in v
         or (v.startswith("__") and v.endswith("__"))
         or all(p in _FILLER for p in _WORD_SPLIT.split(low))
-        or (v.isalpha() and any(w in low for w in ("secret", "password", "token", "example")))
+        or (v.isalpha() and any(w in low for w in ("secret", "password", "token")))
         or "example" in low
         or _repetitive(v)
     )
