@@ -4,6 +4,11 @@ The validators below (used by the store and every memory feature), the MCP tools
 (``Field(le=RESULTS)``…) and the tools' descriptions ("≤ {ONE_LINER} characters") all take
 their numbers from here, so a tool never promises what the store refuses. The bounds are
 generous for real use and small enough that one call cannot flood the bootstrap packet.
+
+Text that is kept goes through :func:`stored_text`, :func:`optional_stored` or
+:func:`stored_lines`: checked like any text, then redacted (:mod:`bigmind.redact`), so no
+secret is ever written. :func:`check_text` and :func:`optional_text` are for what is not kept
+as memory (queries, names, ids); a test holds every caller to that.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bigmind import redact
 from bigmind.errors import InvalidInput
 
 # Text, in characters.
@@ -61,6 +67,16 @@ def check_text(name: str, value: str | None, limit: int) -> str:
     if out is None:
         raise InvalidInput(f"'{name}' must not be empty.")
     return out
+
+
+def stored_text(name: str, value: str | None, limit: int) -> str:
+    """Required text that is stored: :func:`check_text`, then its secrets redacted."""
+    return redact.scrub(check_text(name, value, limit))
+
+
+def optional_stored(name: str, value: str | None, limit: int) -> str | None:
+    """Optional text that is stored: :func:`optional_text`, then its secrets redacted."""
+    return redact.scrub_optional(optional_text(name, value, limit))
 
 
 def check_unit(name: str, value: float) -> float:
@@ -119,9 +135,9 @@ def tags(value: str | Sequence[str] | None) -> str | None:
     return ",".join(out) or None
 
 
-def lines(name: str, value: str | Sequence[str] | None, limit: int) -> str | None:
-    """A bullet list from a list of strings, or the text as given."""
+def stored_lines(name: str, value: str | Sequence[str] | None, limit: int) -> str | None:
+    """A bullet list from a list of strings, or the text as given; stored, so redacted."""
     if value is None:
         return None
     text = value if isinstance(value, str) else "\n".join(f"- {str(v).strip()}" for v in value)
-    return optional_text(name, text, limit)
+    return optional_stored(name, text, limit)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from bigmind import redact
 from bigmind.errors import BigMindError
 
 if TYPE_CHECKING:
@@ -152,7 +153,8 @@ def _close_hook() -> None:
 
 def auto_one_liner(transcript: str, reason: object = None) -> str:
     """``[auto-closed] <the first thing the user asked>``, within the one-liner's 120 chars."""
-    asked = first_prompt(transcript)
+    # Redacted before it is cut to length: a secret cut in half would no longer be found.
+    asked = redact.scrub(first_prompt(transcript))
     head = "[auto-closed at Claude Code session end]"
     if not asked:
         return head + (f" reason: {reason}" if isinstance(reason, str) and reason else "")

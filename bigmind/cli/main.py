@@ -227,6 +227,7 @@ class Command:
     example: str
     arguments: Callable[[argparse.ArgumentParser], None] | str | None = None
     json: bool = False  # takes --json
+    stores: bool = False  # writes text to memory: what it redacted is said on stderr
 
 
 def _resolve(ref: Callable[..., object] | str) -> Callable[..., object]:
@@ -287,6 +288,7 @@ COMMANDS: dict[str, Command] = {
         "bigmind close --hook   # Claude Code SessionEnd hook: JSON on stdin",
         "bigmind.cli.hooks:close_arguments",
         json=True,
+        stores=True,
     ),
     "export": Command(
         cmd_export,
@@ -301,6 +303,7 @@ COMMANDS: dict[str, Command] = {
         "bigmind import ~/bigmind-backup.json",
         _import_args,
         json=True,
+        stores=True,
     ),
     "model": Command(
         cmd_model,
@@ -357,6 +360,13 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.migrate:migrate_db_arguments",
         json=True,
     ),
+    "scan-secrets": Command(
+        "bigmind.cli.secrets:cmd_scan_secrets",
+        "Find secrets stored in the database (every user's memory) and redact them in place.",
+        "bigmind scan-secrets --dry-run",
+        "bigmind.cli.secrets:scan_arguments",
+        json=True,
+    ),
     "web": Command(
         "bigmind.cli.web:cmd_web",
         "Serve your profile page (stats, activity, facts, curation) on 127.0.0.1:BIGMIND_PORT.",
@@ -393,6 +403,21 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def _run(args: argparse.Namespace) -> object:
+    """Run the command; one that stores text says on stderr what it redacted (never the
+    secret itself)."""
+    run = _resolve(args.func)
+    if not COMMANDS[args.command].stores:
+        return run(args)
+    from bigmind import redact
+
+    with redact.collecting() as found:
+        code = run(args)
+    if found:
+        print(f"bigmind: {redact.describe(found)}", file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
@@ -401,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().print_help()
         return 0
     try:
-        code = _resolve(args.func)(args)
+        code = _run(args)
         return code if isinstance(code, int) else 0
     except BigMindError as exc:
         print(f"bigmind: {exc}", file=sys.stderr)

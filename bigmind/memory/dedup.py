@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from bigmind import redact
 from bigmind.models import Fact, content_hash
 from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import Pending, fact_embedding_text
@@ -45,12 +46,13 @@ def store_fact(
 ) -> StoredFact:
     vec = None
     near: list[tuple[Fact, float]] = []
+    clean = redact.redact(text.strip()).text  # what will be stored (the store reports it)
     if semantic is not None:
-        vec = semantic.embed_query(fact_embedding_text(category.strip().lower(), text.strip()))
+        vec = semantic.embed_query(fact_embedding_text(category.strip().lower(), clean))
     if vec is not None and semantic is not None:
         found = semantic.vectors.knn("fact", store.uid, vec, NEIGHBOURS)
         near = _active(store, {int(n.item_id): n.similarity for n in found})
-        if near and near[0][1] >= DUPLICATE_AT and same_claims(near[0][0].fact, text):
+        if near and near[0][1] >= DUPLICATE_AT and same_claims(near[0][0].fact, clean):
             best, sim = near[0]
             return StoredFact(best, False, (best.id, sim), [], True)
     fact, created, _ref = store.store_fact(

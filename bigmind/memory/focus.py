@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from bigmind import limits
 from bigmind.errors import InvalidInput
-from bigmind.limits import check_text, optional_text
+from bigmind.limits import check_text, optional_text, stored_text
 from bigmind.models import Session, now_ts, ts_ago
 from bigmind.storage.focus import Focus as Focus
 from bigmind.storage.focus import FocusAnnouncements
@@ -70,7 +70,7 @@ def announce(
     files: str | Sequence[str] | None = None,
     ide_hint: str | None = None,
 ) -> tuple[Focus, SessionRef]:
-    text = check_text("description", description, limits.OUTCOME)
+    text = stored_text("description", description, limits.OUTCOME)
     paths = _files(files)
     hint = optional_text("ide_hint", ide_hint, limits.NAME)
     ts = now_ts()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from bigmind import limits
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.limits import check_importance, check_limit, check_text, optional_text
+from bigmind.limits import check_importance, check_limit, optional_stored, stored_text
 from bigmind.memory import users
 from bigmind.models import User, normalise_text, now_ts
 from bigmind.storage.knowledge import GlobalEntry as GlobalEntry
@@ -93,8 +93,8 @@ def promote(
         NotFound: ``source_session`` is not one of the caller's sessions.
     """
     cat = check_category(category)
-    head = check_text("title", title, limits.TITLE)
-    body = check_text("content", content, limits.GLOBAL_CONTENT)
+    head = stored_text("title", title, limits.TITLE)
+    body = stored_text("content", content, limits.GLOBAL_CONTENT)
     imp = check_importance(importance)
     sid = store.get_session(source_session).id if source_session else None
     # Another member's pending proposal is theirs and the curators' to see: matching it would
@@ -161,7 +161,7 @@ def review(store: Store, entry_id: int, action: str, notes: str | None = None) -
     act = (action or "").strip().lower()
     if act not in ACTIONS:
         raise InvalidInput(f"'action' must be 'approve' or 'deprecate'; got {action!r}.")
-    note = optional_text("notes", notes, limits.REVIEW_NOTES)
+    note = optional_stored("notes", notes, limits.REVIEW_NOTES)
     if store.mode != "personal":
         users.require_curator(caller(store), "approve or deprecate company knowledge")
     current = get(store, entry_id)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bigmind import limits
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.limits import check_days, check_limit, check_text, check_unit
+from bigmind.limits import check_days, check_limit, check_unit, stored_text
 from bigmind.models import Hit, now_ts, ts_ago
 from bigmind.search import keyword
 from bigmind.storage.hypotheses import Hypotheses
@@ -38,7 +38,7 @@ def add(
     store: Store, hypothesis: str, confidence: float = 0.7, session_id: str | None = None
 ) -> tuple[Hypothesis, SessionRef]:
     """Record a prediction. Returns it and the session it was attached to."""
-    text = check_text("hypothesis", hypothesis, limits.FACT)
+    text = stored_text("hypothesis", hypothesis, limits.FACT)
     conf = check_unit("confidence", confidence)
     with store.db.transaction() as tx:
         ref = store.resolve_session(session_id, tx)
@@ -53,7 +53,7 @@ def resolve(store: Store, hypothesis_id: int, status: str, resolution: str | Non
     get(store, hypothesis_id)
     text = None
     if status != "open":
-        text = check_text("resolution", resolution, limits.FACT)
+        text = stored_text("resolution", resolution, limits.FACT)
     with store.db.transaction() as tx:
         Hypotheses(store.db, store.uid).set_status(
             tx, hypothesis_id, status, text, None if status == "open" else now_ts()

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from bigmind import limits
 from bigmind.errors import InvalidInput
-from bigmind.limits import check_limit, check_text, optional_text
+from bigmind.limits import check_limit, check_text, optional_stored
 from bigmind.models import now_ts
 from bigmind.search import keyword
 from bigmind.storage.people import People
@@ -57,15 +57,15 @@ def remember(
             f"'username' must be a handle without spaces (letters, digits, . _ - @ +); got {name!r}."
         )
     fields = {
-        "display_name": optional_text("display_name", display_name, 200),
-        "role": optional_text("role", role, 200),
-        "team": optional_text("team", team, 200),
+        "display_name": optional_stored("display_name", display_name, 200),
+        "role": optional_stored("role", role, 200),
+        "team": optional_stored("team", team, 200),
     }
     exp_text = (
         expertise if isinstance(expertise, str) or expertise is None else ", ".join(expertise)
     )
-    exp = optional_text("expertise", exp_text, limits.SHORT)
-    note = optional_text("notes", notes, limits.NOTES)
+    exp = optional_stored("expertise", exp_text, limits.SHORT)
+    note = optional_stored("notes", notes, limits.NOTES)
     ts = now_ts()
     with store.db.transaction() as tx:
         table = People(store.db, store.uid)

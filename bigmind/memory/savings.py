@@ -8,7 +8,7 @@ from typing import Any
 
 from bigmind import limits
 from bigmind.errors import InvalidInput
-from bigmind.limits import check_text
+from bigmind.limits import check_text, stored_text
 from bigmind.models import now_ts
 from bigmind.storage.savings import Savings
 from bigmind.storage.store import SessionRef, Store
@@ -19,7 +19,7 @@ MAX_TOKENS_SAVED = 10_000_000
 def log(
     store: Store, session_id: str | None, description: str, tokens_saved: int, method_used: str
 ) -> tuple[int, SessionRef]:
-    text = check_text("description", description, limits.SHORT)
+    text = stored_text("description", description, limits.SHORT)
     method = check_text("method_used", method_used, limits.NAME).lower()
     if not 0 <= tokens_saved <= MAX_TOKENS_SAVED:
         raise InvalidInput(

@@ -19,12 +19,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bigmind import __version__
+from bigmind import __version__, redact
 from bigmind.errors import ExportError, InvalidInput, NotFound
 from bigmind.memory import globalkb
 from bigmind.models import content_hash, now_ts
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
+from bigmind.storage.secrets import TEXT_COLUMNS
 from bigmind.storage.store import Store
 from bigmind.storage.transfer import Transfer
 
@@ -266,8 +267,10 @@ def _merge(
                 row = {k: v for k, v in raw.items() if k in columns}
                 for col in t.owner:
                     row[col] = store.uid
+                redacted = _scrub(row, t.name)
                 if t.name == "facts":
-                    row["content_hash"] = row.get("content_hash") or content_hash(row["fact"])
+                    kept = None if "fact" in redacted else row.get("content_hash")
+                    row["content_hash"] = kept or content_hash(row["fact"])
                 if t.name == "global_knowledge" and not may_review:
                     # Company knowledge is approved by a curator of this database, not by
                     # whoever approved it where the file came from.
@@ -286,7 +289,22 @@ def _merge(
             if t.int_id and added:
                 renumber_after_explicit_ids(tx, t.name)
         profile = data.get("identity_profile", [])
+        if profile:
+            _scrub(profile[0], "identity_profile")
         report.added["identity_profile"] = copier.fill_profile(tx, profile[0]) if profile else 0
+
+
+def _scrub(row: dict[str, Any], table: str) -> set[str]:
+    """Redact the secrets in a row's text columns (a file may come from a version that stored
+    them); the columns that changed."""
+    changed = set()
+    for col in TEXT_COLUMNS.get(table, ()):
+        value = row.get(col)
+        if isinstance(value, str):
+            row[col] = redact.scrub(value)
+            if row[col] != value:
+                changed.add(col)
+    return changed
 
 
 def _exists(copier: Transfer, tx: Tx, t: Table, row: Row) -> bool:

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from bigmind.errors import BackendUnavailable
 from bigmind.models import TS_FORMAT, content_hash
 from bigmind.storage.db import Backend, Tx
+from bigmind.storage.secrets import sweep_all
 
 log = logging.getLogger(__name__)
 
@@ -461,6 +462,20 @@ def _m0012_fact_state_not_null(tx: Tx, dialect: str) -> None:
     tx.execute("UPDATE facts SET deprecated = 0 WHERE deprecated IS NULL")
 
 
+def _m0013_redact_stored_secrets(tx: Tx, dialect: str) -> None:
+    """Secrets stored before text was redacted on the way in (bigmind scan-secrets, once):
+    rewritten as [REDACTED:<kind>], their full-text entries and fact hashes with them, their
+    vectors dropped to be made again from the redacted text."""
+    found = sweep_all(tx)
+    if found and dialect == "sqlite":
+        for fts, _base, _cols in FTS_TABLES:  # merged: the deleted terms leave the index
+            tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+    if found:
+        log.warning(
+            "redacted %d stored secret(s) (%s)", sum(found.values()), ", ".join(sorted(found))
+        )
+
+
 def _m0015_project_scope(tx: Tx, dialect: str) -> None:
     """The project each memory was made in (a key from :mod:`bigmind.project`; NULL: made
     outside any project, seen everywhere) and a fact's scope. Existing rows become global, so
@@ -493,6 +508,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0010_global_review", _m0010_global_review),
     Migration("0011_profile_indexes", _m0011_profile_indexes),
     Migration("0012_fact_state_not_null", _m0012_fact_state_not_null),
+    Migration("0013_redact_stored_secrets", _m0013_redact_stored_secrets),
     Migration("0015_project_scope", _m0015_project_scope),
 ]
 

@@ -19,7 +19,9 @@ from bigmind.limits import (
     check_limit,
     check_text,
     check_unit,
+    optional_stored,
     optional_text,
+    stored_text,
 )
 from bigmind.models import (
     AUTO_CLOSE_HOURS,
@@ -186,7 +188,7 @@ class Store:
     def auto_close(self, session_ids: Sequence[str], one_liner: str) -> list[str]:
         """Close those of ``session_ids`` that are this user's and still open, marked as closed
         automatically; a one-liner the agent already wrote is kept. Returns the ids closed."""
-        line = check_text("one_liner", one_liner, limits.ONE_LINER)
+        line = stored_text("one_liner", one_liner, limits.ONE_LINER)
         ts = now_ts()
         with self.db.transaction() as tx:
             open_ids = self.sessions.open_ids(tx, session_ids)
@@ -235,12 +237,12 @@ class Store:
         importance: int = 5,
     ) -> tuple[Session, bool]:
         """Close a session with its Tier-1 line and Tier-2 summary. Returns (session, was_open)."""
-        line = check_text("one_liner", one_liner, limits.ONE_LINER)
+        line = stored_text("one_liner", one_liner, limits.ONE_LINER)
         tags = limits.tags(topics)
-        out = optional_text("outcome", outcome, limits.OUTCOME)
-        body = optional_text("summary", summary, limits.SUMMARY)
-        facts = limits.lines("key_facts", key_facts, limits.SUMMARY)
-        refs = limits.lines("code_refs", code_refs, limits.SUMMARY)
+        out = optional_stored("outcome", outcome, limits.OUTCOME)
+        body = optional_stored("summary", summary, limits.SUMMARY)
+        facts = limits.stored_lines("key_facts", key_facts, limits.SUMMARY)
+        refs = limits.stored_lines("code_refs", code_refs, limits.SUMMARY)
         imp = check_importance(importance)
         ts = now_ts()
         tier2 = bool(body or facts or refs)
@@ -295,7 +297,7 @@ class Store:
         """Store a fact in the current project (see :meth:`fact_scope`). Returns (fact,
         created, session); an identical active fact seen from this project is reused."""
         cat = check_category(category)
-        text = check_text("fact", fact, limits.FACT)
+        text = stored_text("fact", fact, limits.FACT)
         conf = check_unit("confidence", confidence)
         imp = check_importance(importance)
         where = self.fact_scope(cat, scope)
@@ -363,7 +365,7 @@ class Store:
         return f
 
     def deprecate_fact(self, fact_id: int, reason: str) -> Fact:
-        why = check_text("reason", reason, limits.SHORT)
+        why = stored_text("reason", reason, limits.SHORT)
         current = self.get_fact(fact_id)
         if current.deprecated:
             raise InvalidInput(
@@ -410,10 +412,10 @@ class Store:
         role: str = "assistant",
         flag_reason: str | None = None,
     ) -> tuple[Chunk, SessionRef]:
-        body = check_text("content", content, limits.CHUNK)
+        body = stored_text("content", content, limits.CHUNK)
         if role not in CHUNK_ROLES:
             raise InvalidInput(f"'role' must be one of {', '.join(CHUNK_ROLES)}; got {role!r}.")
-        reason = optional_text("flag_reason", flag_reason, limits.SHORT)
+        reason = optional_stored("flag_reason", flag_reason, limits.SHORT)
         with self.db.transaction() as tx:
             ref = self.resolve_session(session_id, tx)
             chunk = self.chunks.append(tx, ref.session.id, role, body, reason, now_ts())
@@ -434,11 +436,13 @@ class Store:
             raise InvalidInput("Give at least one of role, preferences or pinned_facts.")
         fields: dict[str, str | None] = {}
         if role is not None:
-            fields["role"] = optional_text("role", role, limits.SHORT)
+            fields["role"] = optional_stored("role", role, limits.SHORT)
         if preferences is not None:
-            fields["preferences"] = optional_text("preferences", preferences, limits.PROFILE_TEXT)
+            fields["preferences"] = optional_stored("preferences", preferences, limits.PROFILE_TEXT)
         if pinned_facts is not None:
-            fields["pinned_facts"] = limits.lines("pinned_facts", pinned_facts, limits.PROFILE_TEXT)
+            fields["pinned_facts"] = limits.stored_lines(
+                "pinned_facts", pinned_facts, limits.PROFILE_TEXT
+            )
         with self.db.transaction() as tx:
             self.profiles.update(tx, fields, now_ts())
         return self.get_profile()

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
-from typing import Annotated, Any, ParamSpec, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, ParamSpec, TypeVar, cast
 
 from fastmcp.exceptions import ToolError
 from fastmcp.tools import ToolResult
+from mcp.types import TextContent
 from pydantic import Field
 
-from bigmind import limits
+from bigmind import limits, redact
 from bigmind.errors import BigMindError
 
 log = logging.getLogger("bigmind.mcp.tools")
@@ -34,17 +35,34 @@ Importance = Annotated[
 
 
 def edge(fn: Callable[P, R]) -> Callable[P, R]:
-    """Translate BigMind errors into ToolErrors whose message tells the agent what to do next."""
+    """Translate BigMind errors into ToolErrors whose message tells the agent what to do next,
+    and say what the call redacted before storing (the secrets themselves are never shown)."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return fn(*args, **kwargs)
+            with redact.collecting() as found:
+                out = fn(*args, **kwargs)
         except BigMindError as exc:
             log.info("%s refused: %s", fn.__name__, exc)
             raise ToolError(str(exc)) from exc
+        return cast(R, with_redactions(out, found)) if found else out
 
     return wrapper
+
+
+def with_redactions(out: object, found: Mapping[str, int]) -> object:
+    """A tool's answer with one line naming what was redacted, and ``redacted`` (kind → count)
+    in its structured content."""
+    line = redact.describe(found)
+    if isinstance(out, str):
+        return f"{out}\n{line}"
+    if isinstance(out, ToolResult):
+        texts = [b.text for b in out.content if isinstance(b, TextContent)]
+        data = dict(out.structured_content or {})
+        data["redacted"] = dict(found)
+        return ToolResult(content="\n".join([*texts, line]), structured_content=data)
+    return out
 
 
 def result(text: str, **data: Any) -> ToolResult:

@@ -1,0 +1,138 @@
+"""The free-text columns of every memory table, and rewriting them with their secrets redacted.
+
+New text is redacted before it is written (``limits.stored_text``); this module serves what
+was written before that existed: ``bigmind scan-secrets`` (``memory/secrets.py``) and the
+migration ``0013_redact_stored_secrets``. It reads every user's rows, page by page in id order,
+and rewrites a row whose text changed: the full-text indexes follow (SQLite's triggers,
+PostgreSQL's generated ``tsv``), a fact's content hash is recomputed, and the row's vectors
+are dropped so the semantic index embeds the redacted text, not the secret.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from bigmind import redact
+from bigmind.models import content_hash
+from bigmind.storage.db import Params, Row, Tx
+from bigmind.storage.table import marks
+from bigmind.storage.vectors import CONTEXT_TURNS, VectorTables
+
+Run = Callable[[str, Params], list[Row]]
+
+# Every column holding text a user or an agent wrote, per table (ids, names, categories,
+# topics, file paths and timestamps are not free text).
+TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "facts": ("fact", "deprecation_reason"),
+    "conversation_chunks": ("content", "flag_reason"),
+    "sessions": ("one_liner", "outcome"),
+    "session_summaries": ("summary", "key_facts", "code_refs"),
+    "hypotheses": ("hypothesis", "resolution"),
+    "people": ("display_name", "role", "team", "expertise", "notes"),
+    "focus_announcements": ("description",),
+    "token_saves": ("description",),
+    "identity_profile": ("role", "preferences", "pinned_facts"),
+    "global_knowledge": ("title", "content", "review_notes"),
+}
+# The vectors a table's text feeds (storage/vectors.py SELECTS): dropped when it changes.
+VECTOR_KINDS: dict[str, tuple[str, ...]] = {
+    "facts": ("fact",),
+    "conversation_chunks": ("chunk", "chunk_context"),
+    "sessions": ("summary",),
+    "session_summaries": ("summary",),
+    "hypotheses": ("hypothesis",),
+    "people": ("person",),
+    "global_knowledge": ("global",),
+}
+PAGE = 500
+
+
+@dataclass(slots=True)
+class Page:
+    """One page of a table read: where it ended (None: the table is done), the secrets found
+    (kind → count) and the ids of the rows holding them."""
+
+    last: object | None
+    found: Counter[str] = field(default_factory=Counter)
+    rows: list[object] = field(default_factory=list)
+
+
+def redact_row(row: Row, columns: Sequence[str]) -> tuple[dict[str, str], Counter[str]]:
+    """A row's text columns that hold secrets, redacted, and what was found in them."""
+    changes: dict[str, str] = {}
+    found: Counter[str] = Counter()
+    for col in columns:
+        value = row.get(col)
+        if isinstance(value, str) and value:
+            r = redact.redact(value)
+            if r.changed:
+                changes[col] = r.text
+                found.update(r.found)
+    return changes, found
+
+
+def sweep_page(
+    run: Run, tx: Tx | None, table: str, after: object | None, limit: int = PAGE
+) -> Page:
+    """Read ``limit`` rows of ``table`` past id ``after`` and find their secrets; with ``tx``,
+    rewrite the rows redacted in it (without, only report: a dry run)."""
+    cols = TEXT_COLUMNS[table]
+    where = "" if after is None else " WHERE id > ?"
+    params: tuple[object, ...] = () if after is None else (after,)
+    rows = run(
+        f"SELECT id, {', '.join(cols)} FROM {table}{where} ORDER BY id LIMIT ?", (*params, limit)
+    )
+    page = Page(rows[-1]["id"] if len(rows) == limit else None)
+    for row in rows:
+        changes, found = redact_row(row, cols)
+        if not changes:
+            continue
+        page.found.update(found)
+        page.rows.append(row["id"])
+        if tx is not None:
+            _rewrite(tx, table, row["id"], changes)
+    if tx is not None and page.rows:
+        forget_vectors(tx, table, page.rows)
+    return page
+
+
+def _rewrite(tx: Tx, table: str, row_id: object, changes: dict[str, str]) -> None:
+    values: dict[str, object] = dict(changes)
+    if table == "facts" and "fact" in changes:
+        values["content_hash"] = content_hash(changes["fact"])
+    sets = ", ".join(f"{c} = ?" for c in values)
+    tx.execute(f"UPDATE {table} SET {sets} WHERE id = ?", (*values.values(), row_id))
+
+
+def forget_vectors(tx: Tx, table: str, ids: Sequence[object]) -> None:
+    """Drop the vectors made from these rows' old text (and, for exchanges, the context
+    vectors of the exchanges that follow them, which embed their text too)."""
+    for kind in VECTOR_KINDS.get(table, ()):
+        VectorTables.forget(tx, kind, ids)
+    if table == "conversation_chunks":
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            later = tx.execute(
+                "SELECT b.id FROM conversation_chunks c JOIN conversation_chunks b"
+                " ON b.session_id = c.session_id AND b.seq > c.seq AND b.seq <= c.seq + ?"
+                f" WHERE c.id IN ({marks(part)})",
+                (CONTEXT_TURNS, *part),
+            )
+            VectorTables.forget(tx, "chunk_context", [r["id"] for r in later])
+
+
+def sweep_all(tx: Tx) -> Counter[str]:
+    """Redact every stored secret in one transaction (the upgrade's migration). Returns what
+    was found, as ``table:kind`` → count."""
+    total: Counter[str] = Counter()
+    for table in TEXT_COLUMNS:
+        after: object | None = None
+        while True:
+            page = sweep_page(tx.execute, tx, table, after)
+            total.update({f"{table}:{k}": n for k, n in page.found.items()})
+            if page.last is None:
+                break
+            after = page.last
+    return total
