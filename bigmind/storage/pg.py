@@ -39,6 +39,14 @@ _COLUMNS = (
 )
 _EXISTS = "SELECT to_regclass(?) IS NOT NULL AS x"
 _HINT = re.compile(r"(?<=[\s(,])\+(?=[A-Za-z_])")
+_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def _ident(name: str) -> str:
+    """A table name for a statement that takes no parameters (VACUUM): plain identifiers only."""
+    if not _NAME.match(name):
+        raise ValueError(f"not a table name: {name!r}")
+    return name
 
 
 @functools.lru_cache(maxsize=2048)
@@ -228,6 +236,31 @@ class PostgresBackend:
 
     def file_size(self) -> int:
         return int(self.query("SELECT pg_database_size(current_database()) AS n")[0]["n"])
+
+    def scrub(self, rewrite: Sequence[str], tidy: Sequence[str] = ()) -> str:
+        """After rows were deleted: ``VACUUM FULL`` the ``rewrite`` tables (a new file without
+        the dead rows, indexes rebuilt: their bytes leave the table's files; it locks the table
+        while it runs) and plain ``VACUUM`` the ``tidy`` ones. Outside any transaction. If a
+        table stays locked past the busy timeout, it gets a plain VACUUM instead, and the
+        answer says so. Returns what was done."""
+        errors = self._psycopg.errors
+        full: list[str] = []
+        plain: list[str] = []
+        with self._connection() as conn:
+            for name in dict.fromkeys(rewrite):
+                try:
+                    conn.execute(f"VACUUM (FULL) {_ident(name)}")
+                    full.append(name)
+                except (errors.LockNotAvailable, errors.QueryCanceled):
+                    log.warning("VACUUM FULL %s: the table stayed locked; plain VACUUM", name)
+                    conn.execute(f"VACUUM {_ident(name)}")
+                    plain.append(f"{name} (locked: plain)")
+            for name in dict.fromkeys(tidy):
+                conn.execute(f"VACUUM {_ident(name)}")
+                plain.append(name)
+        done = [f"VACUUM FULL {', '.join(full)}"] if full else []
+        done += [f"VACUUM {', '.join(plain)}"] if plain else []
+        return "; ".join(done) or "nothing to vacuum"
 
 
 class _PostgresTx:

@@ -10,9 +10,9 @@ from pydantic import Field
 
 from bigmind import limits
 from bigmind.mcp import render
-from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
+from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId
-from bigmind.memory import dedup
+from bigmind.memory import correct, dedup, forget
 from bigmind.runtime import Runtime
 
 Query = Annotated[
@@ -170,4 +170,83 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         f = rt.store.deprecate_fact(fact_id, reason)
         return result(
             f"Deprecated fact #{f.id}: {f.deprecation_reason}", fact_id=f.id, deprecated=True
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_update_fact(
+        fact_id: Annotated[int, Field(ge=1, description="The fact's id (#N in results).")],
+        fact: Annotated[str | None, Field(description="The corrected text.")] = None,
+        category: str | None = None,
+        confidence: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
+        importance: Annotated[
+            int | None, Field(ge=limits.IMPORTANCE[0], le=limits.IMPORTANCE[1])
+        ] = None,
+        reason: Annotated[str | None, Field(description="Why it changes.")] = None,
+        restore_version: Annotated[
+            int | None, Field(ge=1, description="Bring back this earlier version.")
+        ] = None,
+    ) -> ToolResult:
+        """Correct a fact in place; the old version stays in its history. With only fact_id,
+        lists its versions; restore_version=N brings one back.
+        """
+        if restore_version is None and all(
+            v is None for v in (fact, category, confidence, importance)
+        ):
+            current, versions = correct.history(rt.store, fact_id)
+            return result(
+                render.fact_versions(current, versions),
+                fact=current.as_dict(),
+                versions=[v.as_dict() for v in versions],
+            )
+        r = correct.update_fact(
+            rt.store,
+            rt.semantic,
+            fact_id,
+            fact=fact,
+            category=category,
+            confidence=confidence,
+            importance=importance,
+            reason=reason,
+            restore_version=restore_version,
+        )
+        f = r.fact
+        if not r.changed:
+            text = f"Fact #{f.id} already says that; nothing changed."
+        else:
+            rt.wrote()
+            what = f"restored version {r.restored}" if r.restored else ", ".join(r.changed)
+            text = (
+                f"Updated fact #{f.id} ({what}); version {r.replaced} is kept in its history."
+                f"\nNow [{f.category}]: {f.fact}"
+            )
+        return result(
+            text, fact=f.as_dict(), changed=r.changed, replaced_version=r.replaced or None
+        )
+
+    @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
+    @edge
+    def memory_forget(
+        kind: Annotated[str, Field(description=", ".join(forget.KINDS))],
+        id: Annotated[
+            int | str,
+            Field(description="#N, a session id (session, summary), or a person's @username."),
+        ],
+        reason: Annotated[str | None, Field(description="Shown in the reply; not kept.")] = None,
+    ) -> ToolResult:
+        """Delete a memory for good: the row, its index entries, vectors, uses and history; a
+        session goes with its summary and exchanges. For wrong or sensitive content (a pasted
+        secret); to retire an outdated fact, deprecate it instead.
+        """
+        target = forget.resolve(rt.store, kind, id)
+        done = forget.forget(rt.store, [target])
+        rt.forgot(done)
+        text = done.summary() + (f"\nReason: {reason}" if reason else "")
+        return result(
+            text,
+            kind=target.kind,
+            id=target.id,
+            removed=done.removed,
+            kept={k: [int(i) for i in ids] for k, ids in done.kept.items()},
+            scrub=done.scrub,
         )
