@@ -209,6 +209,38 @@ def _may_forget_person(store: Store, person_id: int, username: str) -> None:
         )
 
 
+def preview(store: Store, target: Target) -> list[str]:
+    """What forgetting ``target`` deletes and what it keeps, line by line (a confirmation)."""
+    if target.kind == "fact":
+        n = len(FactHistory(store.db, store.uid).of_fact(int(target.id)))
+        return [
+            "the fact, its full-text entry and its vector",
+            *([f"its {n} earlier version{'s' if n != 1 else ''}"] if n else []),
+        ]
+    if target.kind == "chunk":
+        return ["the exchange, its full-text entry and its vectors"]
+    if target.kind == "summary":
+        return ["the session's Tier-2 summary, its full-text entry and its vector"]
+    if target.kind != "session":
+        return [f"the {target.kind}, its vector and its use counts"]
+    sid = target.id
+    chunks = len(store.chunks.of_session(sid))
+    has_summary = store.sessions.summary(sid) is not None
+    lines = [
+        "the session (its one-liner, topics and outcome)",
+        *(["its Tier-2 summary"] if has_summary else []),
+        f"its {chunks} saved exchange{'s' if chunks != 1 else ''} and its focus announcements",
+        "their full-text entries and vectors",
+    ]
+    facts = [f.id for f in store.facts.of_session(sid, 1000)]
+    hyps = [h.id for h in Hypotheses(store.db, store.uid).in_session(sid)]
+    for what, ids in (("facts", facts), ("hypotheses", hyps)):
+        if ids:
+            refs = ", ".join(f"#{i}" for i in ids[:20]) + (" …" if len(ids) > 20 else "")
+            lines.append(f"kept, without the link to it: {what} {refs}")
+    return lines
+
+
 # -- finding what holds a text (bigmind purge) ------------------------------------------------------
 @dataclass(slots=True)
 class Found:

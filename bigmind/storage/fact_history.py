@@ -110,12 +110,13 @@ class FactHistory(Table):
 
     def edited_since(self, ts: str, limit: int) -> tuple[int, list[Row]]:
         """(how many, the first ``limit`` by time) of the corrections made at or after ``ts``:
-        the fact's id, the version replaced, the old text and the reason."""
+        the fact's id, the version replaced, the fact's text now (``fact``) and the reason."""
         return self._count_and_first(
-            "fact_id, version, fact, reason, replaced_at",
-            "fact_history WHERE user_id = ? AND replaced_at >= ?",
+            "h.fact_id, h.version, f.fact, h.reason, h.replaced_at",
+            "fact_history h JOIN facts f ON f.id = h.fact_id WHERE h.user_id = ?"
+            " AND h.replaced_at >= ?",
             (self.uid, ts),
-            "replaced_at",
+            "h.replaced_at",
             limit,
         )
 
