@@ -31,7 +31,7 @@ from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.limits import check_text
 from bigmind.memory import globalkb
 from bigmind.search.vectors import VectorStore
-from bigmind.storage import usage
+from bigmind.storage import upkeep, usage
 from bigmind.storage.db import Tx
 from bigmind.storage.fact_history import FactHistory
 from bigmind.storage.focus import FocusAnnouncements
@@ -337,6 +337,7 @@ def forget(store: Store, targets: Sequence[Target]) -> Forgotten:
             tidy.update(LINK_TABLES.get(t.kind, ()))
             done.vector_kinds.update(VECTOR_KINDS[t.kind])
         tidy.update(table(k) for k in done.vector_kinds if tx.table_exists(table(k)))
+        upkeep.drop_samples(tx, sorted(rewrite))
     done.scrub = store.db.scrub(sorted(rewrite), sorted(tidy - rewrite))
     done.seconds = time.perf_counter() - started
     return done

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bigmind.storage.db import Backend, Tx
 from bigmind.storage.migrations import FTS_TABLES
+from bigmind.storage.table import marks
 
 
 def quick_check(db: Backend) -> str:
@@ -31,6 +34,14 @@ def optimize_fts(tx: Tx) -> None:
     """Merge each FTS5 index's segments (after deleting many rows)."""
     for fts, _base, _cols in FTS_TABLES:
         tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+
+
+def drop_samples(tx: Tx, tables: Sequence[str]) -> None:
+    """SQLite: forget the planner's sampled index keys of these tables (``sqlite_stat4``,
+    written by a full ANALYZE), which may quote a deleted row's text; the row counts in
+    ``sqlite_stat1`` stay. Nothing to do where no full ANALYZE ever ran."""
+    if tx.dialect == "sqlite" and tables and tx.table_exists("sqlite_stat4"):
+        tx.execute(f"DELETE FROM sqlite_stat4 WHERE tbl IN ({marks(tables)})", tuple(tables))
 
 
 def invalid_pg_indexes(db: Backend) -> list[str]:
