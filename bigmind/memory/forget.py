@@ -23,6 +23,7 @@ Nothing about a forgotten memory is kept, not even a log line with its text or t
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -43,8 +44,8 @@ from bigmind.storage.store import Store
 from bigmind.storage.vectors import CONTEXT_TURNS, table
 
 KINDS = ("fact", "chunk", "summary", "session", "hypothesis", "person", "focus")
-SHARED = ("person",)  # rows every user of the database sees
 LABEL_CHARS = 100
+NAMED = 5  # memories an answer names one by one; more are counted per kind
 FIND_LIMIT = 100_000  # matches per kind a purge lists at most
 MIN_MATCH = 3  # characters a purge's text needs at least
 # The tables whose rows hold text: rewritten on PostgreSQL, so no dead row keeps the bytes.
@@ -121,7 +122,15 @@ class Forgotten:
 
     def summary(self) -> str:
         """One paragraph for the agent or the terminal."""
-        what = ", ".join(t.ref for t in self.targets)
+        if len(self.targets) <= NAMED:
+            what = ", ".join(t.ref for t in self.targets)
+        else:
+            per = Counter(t.kind for t in self.targets)
+            what = (
+                f"{len(self.targets)} memories ("
+                + ", ".join(f"{n} {k}" for k, n in per.items())
+                + ")"
+            )
         parts = [f"{n} {k if n != 1 else NAMES.get(k, k)}" for k, n in self.removed.items()]
         text = f"Forgot {what} for good: {', '.join(parts) or 'nothing'} deleted; {self.scrub}."
         for kind, ids in self.kept.items():
@@ -221,6 +230,10 @@ def preview(store: Store, target: Target) -> list[str]:
         return ["the exchange, its full-text entry and its vectors"]
     if target.kind == "summary":
         return ["the session's Tier-2 summary, its full-text entry and its vector"]
+    if target.kind == "focus":
+        return ["the focus announcement"]
+    if target.kind == "person":
+        return ["the person (everyone using this database sees the people list), their vector"]
     if target.kind != "session":
         return [f"the {target.kind}, its vector and its use counts"]
     sid = target.id
