@@ -395,3 +395,31 @@ async def test_a_secret_leaves_the_file_without_a_model(
     if runtime.store.db.dialect == "sqlite":
         assert Path(str(settings.db_path) + "-wal").stat().st_size == 0  # truncated
         assert runtime.store.db.file_size() <= size
+
+
+async def test_a_big_purge_leaves_no_bytes_either(
+    client: Cli, runtime: Runtime, settings: Settings, tmp_path: Path
+) -> None:
+    """Past BULK memories, one forget deletes in bulk (FTS5 merges its indexes afterwards)."""
+    from bigmind.memory import forget
+
+    store, w = runtime.store, World(runtime, client, settings, tmp_path)
+    marker = "zqbulk7x"
+    for i in range(forget.BULK + 20):
+        store.append_chunk(f"exchange {i} pasted {marker} by mistake")
+    store.store_fact("ops", f"{KEEP} nightly builds")
+    found = forget.find(store, marker)
+    assert len(found.targets) == forget.BULK + 20 and present(w, [marker], "chunk")
+    done = forget.forget(store, found.targets)
+    assert done.removed["exchanges"] == forget.BULK + 20
+    assert "120 memories (120 chunk)" in done.summary()
+    assert present(w, [marker], "chunk") == {} and KEEP in present(w, [KEEP], "fact")
+    _, data = await call(client, "memory_search_chunks", query=marker)
+    assert data["results"] == []
+    if store.db.dialect == "sqlite":  # the indexes are whole, and delete securely again
+        for fts in ("conversation_chunks_fts", "facts_fts"):
+            assert store.db.query(f"SELECT v FROM {fts}_config WHERE k = 'secure-delete'") == [
+                {"v": 1}
+            ]
+            with store.db.transaction() as tx:
+                tx.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from bigmind import limits
@@ -46,6 +47,7 @@ from bigmind.storage.vectors import CONTEXT_TURNS, table
 KINDS = ("fact", "chunk", "summary", "session", "hypothesis", "person", "focus")
 LABEL_CHARS = 100
 NAMED = 5  # memories an answer names one by one; more are counted per kind
+BULK = 100  # memories past which one forget deletes in bulk (full-text indexes merged after)
 FIND_LIMIT = 100_000  # matches per kind a purge lists at most
 MIN_MATCH = 3  # characters a purge's text needs at least
 # The tables whose rows hold text: rewritten on PostgreSQL, so no dead row keeps the bytes.
@@ -343,7 +345,8 @@ def forget(store: Store, targets: Sequence[Target]) -> Forgotten:
     done = Forgotten(list(targets))
     rewrite: set[str] = set()
     tidy = {"memory_usage", "embeddings"}
-    with store.db.transaction() as tx:
+    bulk = upkeep.bulk_deletes if len(targets) > BULK else _one_by_one
+    with store.db.transaction() as tx, bulk(tx):
         for t in _without_repeats(targets):
             _forget_one(store, tx, t, done)
             rewrite.update(TEXT_TABLES[t.kind])
@@ -354,6 +357,12 @@ def forget(store: Store, targets: Sequence[Target]) -> Forgotten:
     done.scrub = store.db.scrub(sorted(rewrite), sorted(tidy - rewrite))
     done.seconds = time.perf_counter() - started
     return done
+
+
+@contextmanager
+def _one_by_one(tx: Tx) -> Iterator[None]:
+    """A few memories: FTS5 removes each one's terms as it goes (secure-delete)."""
+    yield
 
 
 def _without_repeats(targets: Sequence[Target]) -> list[Target]:
