@@ -412,7 +412,7 @@ async def test_a_big_purge_leaves_no_bytes_either(
     assert len(found.targets) == forget.BULK + 20 and present(w, [marker], "chunk")
     done = forget.forget(store, found.targets)
     assert done.removed["exchanges"] == forget.BULK + 20
-    assert "120 memories (120 chunk)" in done.summary()
+    assert "120 memories (120 chunks)" in done.summary()
     assert present(w, [marker], "chunk") == {} and KEEP in present(w, [KEEP], "fact")
     _, data = await call(client, "memory_search_chunks", query=marker)
     assert data["results"] == []

@@ -73,6 +73,15 @@ VECTOR_KINDS = {
 }
 
 
+PLURALS = {
+    "fact": "facts",
+    "chunk": "chunks",
+    "summary": "summaries",
+    "session": "sessions",
+    "hypothesis": "hypotheses",
+    "person": "people",
+    "focus": "focus announcements",
+}
 NAMES = {  # what the answer counts, singular and plural
     "facts": "fact",
     "earlier versions": "earlier version",
@@ -130,7 +139,7 @@ class Forgotten:
             per = Counter(t.kind for t in self.targets)
             what = (
                 f"{len(self.targets)} memories ("
-                + ", ".join(f"{n} {k}" for k, n in per.items())
+                + ", ".join(f"{n} {k if n == 1 else PLURALS[k]}" for k, n in per.items())
                 + ")"
             )
         parts = [f"{n} {k if n != 1 else NAMES.get(k, k)}" for k, n in self.removed.items()]
