@@ -423,3 +423,34 @@ async def test_a_big_purge_leaves_no_bytes_either(
             ]
             with store.db.transaction() as tx:
                 tx.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_postgresql_rewrites_the_tables_a_forget_touched(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """VACUUM FULL ran (a table's file is new); a table past REWRITE_MAX_ROWS gets a plain
+    VACUUM instead, and the answer says so."""
+    from bigmind.memory import forget
+    from bigmind.storage import pg
+    from bigmind.storage.connect import connect_pg
+    from bigmind.storage.store import Store
+
+    db = connect_pg(pg_url)
+    try:
+        store = Store(db, "alice")
+        a, _, _ = store.store_fact("ops", "zqpgone7x the first")
+        b, _, _ = store.store_fact("ops", "zqpgtwo7x the second")
+
+        def filenode() -> int:
+            return int(db.query("SELECT pg_relation_filenode('facts') AS n")[0]["n"])
+
+        before = filenode()
+        done = forget.forget(store, [forget.resolve(store, "fact", a.id)])
+        assert done.scrub.startswith("VACUUM FULL fact_history, facts;") and filenode() != before
+        monkeypatch.setattr(pg, "REWRITE_MAX_ROWS", -2)  # every table counts as big
+        before = filenode()
+        done = forget.forget(store, [forget.resolve(store, "fact", b.id)])
+        assert "facts (~" in done.scrub and "run VACUUM FULL later" in done.scrub
+        assert filenode() == before and store.facts.get(b.id) is None
+    finally:
+        db.close()
