@@ -102,7 +102,7 @@ def test_purge_lists_asks_and_forgets_every_kind(
     assert holding(store, TOKEN) == 8
     # Confirmed.
     code, out, _ = cli(capsys, "purge", "--match", TOKEN, stdin="yes\n")
-    assert code == 0 and "Forgot session" in out and "for good" in out
+    assert code == 0 and "Forgot 8 memories (1 session, 1 summary, 1 chunk, 2 facts," in out
     assert holding(store, TOKEN) == 0
     assert store.get_fact(seeded["kept_fact"]).fact == "Deploys run from CI only"
     code, out, _ = cli(capsys, "purge", "--match", TOKEN)

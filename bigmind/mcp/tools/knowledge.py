@@ -175,17 +175,15 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_update_fact(
-        fact_id: Annotated[int, Field(ge=1, description="The fact's id (#N in results).")],
-        fact: Annotated[str | None, Field(description="The corrected text.")] = None,
+        fact_id: Annotated[int, Field(ge=1)],
+        fact: str | None = None,
         category: str | None = None,
         confidence: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
         importance: Annotated[
             int | None, Field(ge=limits.IMPORTANCE[0], le=limits.IMPORTANCE[1])
         ] = None,
-        reason: Annotated[str | None, Field(description="Why it changes.")] = None,
-        restore_version: Annotated[
-            int | None, Field(ge=1, description="Bring back this earlier version.")
-        ] = None,
+        reason: str | None = None,
+        restore_version: Annotated[int | None, Field(ge=1)] = None,
     ) -> ToolResult:
         """Correct a fact in place; the old version stays in its history. With only fact_id,
         lists its versions; restore_version=N brings one back.
@@ -227,16 +225,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
     @edge
     def memory_forget(
-        kind: Annotated[str, Field(description=", ".join(forget.KINDS))],
-        id: Annotated[
-            int | str,
-            Field(description="#N, a session id (session, summary), or a person's @username."),
-        ],
-        reason: Annotated[str | None, Field(description="Shown in the reply; not kept.")] = None,
+        kind: Annotated[str, Field(description="|".join(forget.KINDS))],
+        id: Annotated[int | str, Field(description="#N, a session id, or @username")],
+        reason: str | None = None,
     ) -> ToolResult:
-        """Delete a memory for good: the row, its index entries, vectors, uses and history; a
-        session goes with its summary and exchanges. For wrong or sensitive content (a pasted
-        secret); to retire an outdated fact, deprecate it instead.
+        """Delete a memory for good with its index entries, vectors, uses and history (a
+        session: with its summary and exchanges). For wrong or sensitive content (a pasted
+        secret); deprecate what is merely outdated. The reason is echoed, not kept.
         """
         target = forget.resolve(rt.store, kind, id)
         done = forget.forget(rt.store, [target])
