@@ -479,7 +479,7 @@ def _m0014_fact_history(tx: Tx, dialect: str) -> None:
         """
 CREATE TABLE IF NOT EXISTS fact_history (
     id          {id},
-    fact_id     INTEGER NOT NULL REFERENCES facts(id),
+    fact_id     BIGINT NOT NULL REFERENCES facts(id),
     user_id     TEXT NOT NULL REFERENCES users(id),
     version     INTEGER NOT NULL,
     category    TEXT NOT NULL,
