@@ -21,6 +21,7 @@ from bigmind.storage.connect import open_database
 from bigmind.storage.store import Store
 
 if TYPE_CHECKING:
+    from bigmind.memory.forget import Forgotten
     from bigmind.models import Hit
     from bigmind.search.recall import Recall
     from bigmind.search.semantic import Semantic
@@ -142,6 +143,15 @@ class Runtime:
         """A tool stored something: let the background embedder pick it up."""
         if self._semantic is not None:
             self._semantic.notify()
+
+    def forgot(self, done: Forgotten) -> None:
+        """Memories were forgotten: drop their uses not written yet (a flush would bring their
+        rows back) and the in-memory vector partitions of their kinds (re-read when next
+        searched), so nothing of them stays in this process either."""
+        self.usage.discard(done.uses)
+        if self._semantic is not None:
+            self._semantic.vectors.discard(done.vector_kinds)
+            self._semantic.notify()  # context vectors to re-make, if any
 
     def close(self) -> None:
         self._closing.set()

@@ -48,6 +48,7 @@ class Alice:
     flagged: int = 0
     hypothesis: int = 0  # open
     resolved: int = 0
+    focus: int = 0  # a focus announcement of her closed session
     approved_entry: int = 0  # company knowledge she promoted and approved (shared)
     pending_entry: int = 0
 
@@ -211,6 +212,13 @@ async def _fill_alice(w: World) -> None:
         cl, "memory_store_fact", category="decision", fact=f"{MARKER} old: the {LURE} was blue"
     )
     a.old_fact = f["fact_id"]
+    await call(
+        cl,
+        "memory_update_fact",
+        fact_id=a.old_fact,
+        fact=f"{MARKER} old: the {LURE} was navy blue",
+        reason=f"{MARKER} it was navy",
+    )
     await call(cl, "memory_deprecate_fact", fact_id=a.old_fact, reason=f"{MARKER} repainted")
     _, h = await call(
         cl, "memory_add_hypothesis", hypothesis=f"{MARKER} guess: the {LURE} holds", confidence=0.9
@@ -237,13 +245,14 @@ async def _fill_alice(w: World) -> None:
         preferences=f"{MARKER} likes terse answers",
         pinned_facts=[f"{MARKER} pinned: the {LURE} key is green"],
     )
-    await call(
+    _, fo = await call(
         cl,
         "memory_announce_focus",
         session_id=a.closed,
         description=f"{MARKER} focus on the {LURE}",
         files=[f"src/{MARKER}_vault.py", SHARED_FILE],
     )
+    a.focus = fo["focus_id"]
     await call(
         cl,
         "memory_log_token_save",
@@ -325,6 +334,7 @@ PRIVATE_TABLES = (
     "sessions",
     "session_summaries",
     "facts",
+    "fact_history",
     "conversation_chunks",
     "hypotheses",
     "focus_announcements",
@@ -351,3 +361,4 @@ def assert_alice_intact(snap: dict[str, Any], a: Alice) -> None:
     assert {c["id"] for c in snap["conversation_chunks"]} == {a.chunk, a.flagged}
     assert MARKER in snap["identity_profile"][0]["role"]
     assert len(snap["focus_announcements"]) == 2 and len(snap["token_saves"]) == 1
+    assert [v["fact"] for v in snap["fact_history"]] == [f"{MARKER} old: the {LURE} was blue"]

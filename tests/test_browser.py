@@ -274,6 +274,32 @@ def test_deprecate_and_restore_a_fact_by_clicking(
     served.assert_clean()
 
 
+def test_forget_a_fact_by_clicking(served: Tab, world: WebWorld, runtime: Runtime) -> None:
+    fact = runtime.store.get_fact(world.fact_id)
+    served.open("/facts")
+    page = served.page
+    search_facts(served, distinctive_word(fact.fact))
+    search_url = page.url
+    page.locator(f"#fact-{fact.id}").get_by_role("link", name="Forget").click()
+    page.wait_for_url(re.compile(rf"/forget/fact/{fact.id}\?back="))
+    expect(page.locator("h1")).to_have_text(f"Forget fact #{fact.id}?")
+    expect(page.locator(".forget-what")).to_contain_text(fact.fact[:40])
+    served.shot("forget-confirm")
+    # The box is required: the browser does not submit without it.
+    page.get_by_role("button", name="Forget for good").click()
+    page.wait_for_timeout(300)
+    assert "/forget/fact/" in page.url and runtime.store.facts.get(fact.id) is not None
+    page.get_by_label("I understand this cannot be undone").check()
+    page.get_by_role("button", name="Forget for good").click()
+    expect(page.locator(".notice")).to_have_text(
+        "Forgotten for good: it is gone from the database."
+    )
+    assert page.url.startswith(search_url.split("?")[0]) and "q=" in page.url  # back on the search
+    expect(page.locator(f"#fact-{fact.id}")).to_have_count(0)
+    assert runtime.store.facts.get(fact.id) is None
+    served.assert_clean()
+
+
 def test_stored_script_is_shown_as_text(served: Tab, world: WebWorld) -> None:
     served.open("/facts")
     search_facts(served, "unescaped")

@@ -24,7 +24,9 @@ from bigmind.tokens import count_tokens
 
 pytestmark = pytest.mark.anyio
 TeamClient = Callable[[str], Awaitable[Cli]]
-TOOLS_LIST_MAX_CHARS = 24_000  # ≈ 6,000 tokens at ~4 characters a token
+# ≈ 6,500 tokens at ~4 characters a token: 24,000 until issue 15's memory_update_fact and
+# memory_forget (1,670 characters together).
+TOOLS_LIST_MAX_CHARS = 26_000
 
 
 def _tier_g(text: str) -> list[str]:
@@ -349,7 +351,7 @@ def test_small_packet_budget_drops_entries_rather_than_shredding_them(store: Sto
 
 
 # -- the cost of the tool list -------------------------------------------------------------------
-async def test_tool_listing_stays_within_six_thousand_tokens(client: Cli) -> None:
+async def test_tool_listing_stays_within_its_token_budget(client: Cli) -> None:
     """What tools/list sends (camelCase, no null fields), as compact JSON."""
     tools = await client.list_tools()
     assert {"memory_promote_to_global", "memory_search_global"} <= {t.name for t in tools}

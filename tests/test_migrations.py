@@ -358,6 +358,21 @@ def test_legacy_upgrade_rebuilds_full_text_indexes(upgraded: Any) -> None:
         assert [h.id for h in deprecated if h.deprecated] == [7]
 
 
+def test_every_full_text_index_deletes_securely(upgraded: Any, db_path: Path) -> None:
+    """Migration 0014 (legacy files) and 0006 (new ones) switch on FTS5's secure-delete, kept
+    in each index's config; fact_history exists with its unique version per fact."""
+    _version, backend, _before = upgraded
+    fresh = connect(db_path)
+    try:
+        for db in (backend, fresh):
+            for fts, _base, _cols in FTS_TABLES:
+                assert one(db, f"SELECT v FROM {fts}_config WHERE k = 'secure-delete'") == 1, fts
+            assert db.columns("fact_history") >= {"fact_id", "version", "fact", "reason"}
+            assert one(db, "PRAGMA secure_delete") == 1
+    finally:
+        fresh.close()
+
+
 def test_legacy_user_keeps_memory_and_new_writes_work(upgraded: Any) -> None:
     version, backend, _before = upgraded
     store = Store(backend, "pplate")

@@ -192,6 +192,43 @@ async def _deprecate_fact(w: World) -> None:
         )
 
 
+@case("memory_update_fact")
+async def _update_fact(w: World) -> None:
+    for fid in (w.a.fact, w.a.old_fact):  # an active one, and a deprecated one with history
+        for args in ({}, {"fact": f"{BOB} rewrites it"}, {"importance": 1}, {"restore_version": 1}):
+            await w.refused_like_unknown("memory_update_fact", "fact_id", fid, UNKNOWN_INT, **args)
+    # Alice's very text for bob's own fact: no "fact #<hers> already says this" (the reply is
+    # checked with the text bob gave blanked out); then his own words back.
+    same = f"{MARKER} fact: the {LURE} opens on tuesdays"
+    _, data = await w.call("memory_update_fact", fact_id=w.bob_fact, fact=same)
+    assert data["changed"] == ["fact"]
+    _, data = await w.call("memory_update_fact", fact_id=w.bob_fact, restore_version=1)
+    assert data["fact"]["fact"] == f"{BOB} keeps the {LURE} tidy"
+
+
+@case("memory_forget")
+async def _forget(w: World) -> None:
+    a = w.a
+    for kind, theirs in (
+        ("fact", a.fact),
+        ("fact", a.old_fact),
+        ("chunk", a.chunk),
+        ("chunk", a.flagged),
+        ("hypothesis", a.hypothesis),
+        ("hypothesis", a.resolved),
+        ("focus", a.focus),
+    ):
+        await w.refused_like_unknown("memory_forget", "id", theirs, UNKNOWN_INT, kind=kind)
+    for kind in ("session", "summary"):
+        for sid in (a.closed, a.open):
+            await w.refused_like_unknown("memory_forget", "id", sid, new_sid(), kind=kind)
+    # People are shared: a member may not forget the one alice added (and is told why).
+    msg = await w.refused("memory_forget", kind="person", id="jdoe")
+    assert "added by another user" in msg
+    text, data = await w.call("memory_forget", kind="chunk", id=w.bob_chunk)
+    assert data["removed"]["exchanges"] == 1 and "Forgot chunk" in text
+
+
 @case("memory_add_hypothesis")
 async def _add_hypothesis(w: World) -> None:
     for sid in (w.a.open, w.a.closed):

@@ -276,6 +276,12 @@ async def test_roots_name_the_project_of_every_call(
         _, only = await call(b, "memory_recall", query="RabbitMQ Tantivy", scope="project")
         assert ["Tantivy" in r["text"] for r in only["results"]] == [True]
         await end(b, None, "Tantivy tuning")
+        fact_id = data["fact_id"]
+        text, moved = await call(b, "memory_update_fact", fact_id=fact_id, scope="global")
+        assert text == f"Fact #{fact_id} is now global." and moved["scope"] == "global"
+    async with connect(pay) as a:
+        text, _ = await call(a, "memory_get_context")
+        assert "Tantivy" in text  # global now: seen from every project
 
 
 async def test_a_changed_root_moves_the_next_call(

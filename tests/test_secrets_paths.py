@@ -64,6 +64,7 @@ NO_TEXT = {
     "memory_vacuum": "deletes chunks",
     "memory_export": "writes a file: checked for secrets below",
     "memory_restart_server": "exits the process",
+    "memory_forget": "deletes a memory; its reason is echoed, never stored",
 }
 
 
@@ -101,6 +102,18 @@ async def _deprecate_fact(w: World) -> None:
     _, data = await call(w.client, "memory_store_fact", category="codebase", fact="Billing v1 API")
     reason = f"v2 now; the old key {w.secret('stripe-live-key')} was revoked"
     await w.stores("memory_deprecate_fact", fact_id=data["fact_id"], reason=reason)
+
+
+@writes("memory_update_fact")
+async def _update_fact(w: World) -> None:
+    _, data = await call(w.client, "memory_store_fact", category="codebase", fact="CI deploy user")
+    token = w.secret("github-token")
+    await w.stores(
+        "memory_update_fact",
+        fact_id=data["fact_id"],
+        fact=f"CI deploys with the token {token}",
+        reason=f"the old token {w.secret('slack-bot-token')} was rotated",
+    )
 
 
 @writes("memory_end_session")
@@ -327,7 +340,8 @@ def test_bigmind_import_redacts_an_old_export(
 
 
 # -- the validators -------------------------------------------------------------------------------
-NOT_STORED = {"username", "session_id", "ide_hint", "query", "method_used", "project"}
+# "id" and "text": what memory_forget and purge look for (a pasted secret must match itself).
+NOT_STORED = {"username", "session_id", "ide_hint", "query", "method_used", "project", "id", "text"}
 
 
 def _plain_checks() -> list[tuple[str, int, str]]:

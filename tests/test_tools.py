@@ -29,6 +29,8 @@ CORE_TOOLS = {
     "memory_store_fact",
     "memory_update_profile",
     "memory_deprecate_fact",
+    "memory_update_fact",
+    "memory_forget",
     "memory_get_stats",
     "memory_get_instructions",
     "memory_health_check",
@@ -42,6 +44,8 @@ async def test_tool_list_and_annotations(client: Cli) -> None:
     assert set(tools) >= CORE_TOOLS
     assert tools["memory_search_facts"].annotations.read_only_hint is True
     assert tools["memory_vacuum"].annotations.destructive_hint is True
+    assert tools["memory_forget"].annotations.destructive_hint is True
+    assert tools["memory_update_fact"].annotations.destructive_hint is False
     assert "CALL THIS FIRST" in (tools["memory_start_session"].description or "")
     assert all(t.description for t in tools.values())
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.memory import focus, globalkb, journal, people, savings, transfer
+from bigmind.memory import correct, focus, globalkb, journal, people, savings, transfer
 from bigmind.search import keyword
 from bigmind.storage.connect import connect
 from bigmind.storage.db import SQLiteBackend
@@ -23,7 +23,8 @@ def _populate(store: Store) -> None:
     s = store.start_session(ide_hint="vscode").session
     store.update_profile(role="Engineer", preferences="Terse", pinned_facts=["uses uv"])
     f, _, _ = store.store_fact("preference", "Prefers pytest", 0.9, s.id, 7)
-    store.store_fact("decision", "Use WAL mode")
+    w, _, _ = store.store_fact("decision", "Use rollback journal mode")
+    correct.update_fact(store, None, w.id, fact="Use WAL mode", reason="WAL reads while writing")
     store.deprecate_fact(f.id, "switched")
     store.store_fact("preference", "Prefers pytest")  # same text again, after deprecation
     store.append_chunk("a decisive exchange", s.id, "user", "decision")
@@ -73,6 +74,24 @@ def test_import_into_empty_database_reproduces_every_row(exported: Path, tmp_pat
     assert _rows(again) == _rows(json.loads(exported.read_text()))
     assert keyword.hits(copy, "chunk", "decisive")  # the full-text index followed the import
     assert keyword.hits(copy, "fact", "WAL")
+    fresh.close()
+
+
+def test_a_facts_history_follows_it_to_a_new_id(exported: Path, tmp_path: Path) -> None:
+    """Imported where the fact's id is taken: the fact gets a new id, its versions with it."""
+    fresh = connect(tmp_path / "other.db")
+    copy = Store(fresh, "bob")
+    for i in range(5):
+        copy.store_fact("filler", f"Bob's fact number {i}")
+    report = transfer.import_data(copy, transfer.load_export(exported))
+    assert report.added["fact_history"] == 1
+    [wal] = [f for f in transfer.export_data(copy)["facts"] if f["fact"] == "Use WAL mode"]
+    _fact, versions = correct.history(copy, wal["id"])
+    assert [(v.fact, v.reason) for v in versions] == [
+        ("Use rollback journal mode", "WAL reads while writing")
+    ]
+    again = transfer.import_data(copy, transfer.load_export(exported))
+    assert again.added["fact_history"] == 0
     fresh.close()
 
 

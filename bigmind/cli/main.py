@@ -338,6 +338,20 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.commands:recall_arguments",
         json=True,
     ),
+    "forget": Command(
+        "bigmind.cli.forget:cmd_forget",
+        "Delete one memory for good (rows, index entries, vectors, history); no undo.",
+        "bigmind forget fact 42 --reason 'pasted a token'",
+        "bigmind.cli.forget:forget_arguments",
+        json=True,
+    ),
+    "purge": Command(
+        "bigmind.cli.forget:cmd_purge",
+        "Find every memory containing a text (any case), list it, and forget it all once confirmed.",
+        "bigmind purge --match 'AKIA' --dry-run",
+        "bigmind.cli.forget:purge_arguments",
+        json=True,
+    ),
     "stats": Command(
         "bigmind.cli.commands:cmd_stats",
         "Counts per tier, facts per category, database size, calibration, token savings.",

@@ -58,6 +58,8 @@ for preference, identity and person facts and to the project for the rest; pass
 | A new module understood | memory_store_fact(category="codebase") |
 | A decisive exchange, non-trivial code | memory_flag_important(content, flag_reason) |
 | A fact is no longer true | memory_deprecate_fact(fact_id, reason) |
+| A fact is wrong or imprecise | memory_update_fact(fact_id, fact=…, reason=…) (the old text stays in its history) |
+| Something must be erased (a pasted secret, private data) | memory_forget(kind, id): deleted for good, no undo |
 | A standard, decision, pattern or term the whole team should share | memory_promote_to_global(category, title, content) (pending a curator's memory_approve_global outside personal mode); find it with memory_search_global |
 One atomic truth per fact. Confidence 0–1 (1 = stated by the user), importance 1–10.
 Storing the same fact twice (even reworded) returns the existing id; a "possible conflict with

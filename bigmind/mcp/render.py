@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bigmind.memory.maintenance import Check
-from bigmind.models import Chunk, Hit, Session, Summary, day_of
+from bigmind.models import Chunk, Fact, Hit, Session, Summary, day_of
 from bigmind.project import name_of
+from bigmind.storage.fact_history import Version
 from bigmind.tokens import count_tokens, truncate_to_tokens
 
 
@@ -100,4 +101,26 @@ def checks(results: Sequence[Check]) -> str:
     bad = sum(not c.ok for c in results)
     lines = [f"BigMind health: {'all good' if not bad else f'{bad} to look at'}"]
     lines += [f"- {'✅' if c.ok else '⚠️'} {c.name}: {c.detail}" for c in results]
+    return "\n".join(lines)
+
+
+def fact_versions(f: Fact, versions: Sequence[Version]) -> str:
+    """A fact as it is now and what it said before, newest first: its provenance."""
+    state = " (deprecated)" if f.deprecated else ""
+    lines = [
+        f"Fact #{f.id} [{f.category}]{state}, version {len(versions) + 1} since"
+        f" {(f.updated_at or '')[:16]}: {f.fact}"
+    ]
+    if not versions:
+        lines.append("No earlier version: it was never corrected.")
+        return "\n".join(lines)
+    lines.append(
+        "Earlier versions (memory_update_fact(fact_id, restore_version=N) brings one back):"
+    )
+    for v in reversed(versions):
+        why = f" — {v.reason}" if v.reason else ""
+        lines.append(
+            f"- v{v.version} [{v.category}] {(v.written_at or '?')[:16]} → {v.replaced_at[:16]}"
+            f"{why}: {v.fact}"
+        )
     return "\n".join(lines)

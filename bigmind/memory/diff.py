@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from bigmind.models import day_of
 from bigmind.storage.db import Row
+from bigmind.storage.fact_history import FactHistory
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
 from bigmind.storage.people import People
@@ -61,6 +62,14 @@ def since_session(store: Store, session_id: str) -> Diff:
         "Deprecated facts",
         store.facts.deprecated_since(t, MAX_ITEMS),
         lambda r: f"- #{r['id']} {r['fact']} — {r['deprecation_reason']}",
+    )
+    _section(
+        d,
+        "Corrected facts",
+        FactHistory(db, uid).edited_since(t, MAX_ITEMS),
+        lambda r: (
+            f"- #{r['fact_id']} now: {r['fact']}" + (f" — {r['reason']}" if r["reason"] else "")
+        ),
     )
     _section(
         d,

@@ -77,10 +77,10 @@ def announce(
     with store.db.transaction() as tx:
         ref = store.resolve_session(session_id, tx)
         table = FocusAnnouncements(store.db, store.uid)
-        table.add(tx, ref.session.id, text, paths, hint, ts)
+        focus_id = table.add(tx, ref.session.id, text, paths, hint, ts)
         if hint:
             store.sessions.hint(tx, ref.session.id, hint)
-    return Focus(ref.session.id, text, paths, hint, ts), ref
+    return Focus(ref.session.id, text, paths, hint, ts, focus_id), ref
 
 
 def latest_focus(store: Store, session_ids: Sequence[str]) -> dict[str, Focus]:

@@ -131,10 +131,8 @@ def vacuum(store: Store, older_than_days: int) -> int:
     """Delete this user's Tier-3 chunks older than N days; summaries and facts stay. Returns count."""
     check_days("older_than_days", older_than_days, limits.RETENTION_DAYS)
     cutoff = ts_ago(days=older_than_days)
-    with store.db.transaction() as tx:
+    with store.db.transaction() as tx, upkeep.bulk_deletes(tx):
         ids = store.chunks.delete_older(tx, cutoff)
         for kind in ("chunk", "chunk_context"):
             VectorStore.forget(tx, kind, ids)
-        if store.db.dialect == "sqlite":
-            upkeep.optimize_fts(tx)
     return len(ids)

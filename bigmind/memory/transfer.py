@@ -52,6 +52,8 @@ TABLES = (
     Table("sessions", ("id",), ("id", "started_at"), int_id=False),
     Table("session_summaries", ("id",), ("id", "summary"), owner=(), int_id=False),
     Table("facts", ("content_hash", "created_at"), ("category", "fact")),
+    # A fact's earlier versions travel with it: imported for the facts an import adds.
+    Table("fact_history", ("fact_id", "version"), ("fact_id", "version", "category", "fact")),
     Table("conversation_chunks", ("session_id", "seq"), ("session_id", "role", "content", "seq")),
     Table("hypotheses", ("hypothesis", "created_at"), ("hypothesis",)),
     Table(
@@ -249,6 +251,7 @@ def _merge(
     seen = 0
     may_review = globalkb.may_curate(store)
     copier = Transfer(store.db, store.uid)
+    fact_ids: dict[object, int] = {}  # the file's id → this database's, of the facts added
     with store.db.transaction() as tx:
         for sid in {r["id"] for r in data.get("sessions", [])}:
             owner = copier.session_owner(tx, sid)
@@ -277,12 +280,20 @@ def _merge(
                     row["status"], row["approved_by"] = "pending", None
                 if row.get("approved_by") and not copier.user_exists(tx, row["approved_by"]):
                     row["approved_by"] = None  # a curator of the source database
+                if t.name == "fact_history":
+                    if row.get("fact_id") not in fact_ids:  # its fact was here already
+                        skipped += 1
+                        continue
+                    row["fact_id"] = fact_ids[row["fact_id"]]
                 if _exists(copier, tx, t, row):
                     skipped += 1
                     continue
+                source_id = row.get("id")
                 if t.int_id and "id" in row and copier.id_taken(tx, t.name, row["id"]):
                     row.pop("id")  # taken by another row: let the database number it
-                copier.insert(tx, t.name, row)
+                new_id = copier.insert(tx, t.name, row)
+                if t.name == "facts" and source_id is not None:
+                    fact_ids[source_id] = int(new_id)
                 added += 1
             report.added[t.name] = added
             report.skipped[t.name] = skipped

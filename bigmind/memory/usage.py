@@ -60,6 +60,18 @@ class UsageTally:
         with self._lock:
             return len(self._pending)
 
+    def discard(self, items: Iterable[tuple[str, str]]) -> None:
+        """Drop the uses not written yet of these (kind, item id) memories, which were
+        forgotten, and the searches remembered with them (ids name one memory of any user)."""
+        gone = set(items)
+        with self._lock:
+            for key in [k for k in self._pending if (k[1], k[2]) in gone]:
+                del self._pending[key]
+            for seen in [s for s in self._seen if (s[2], s[3]) in gone]:
+                del self._seen[seen]
+            if not self._pending:
+                self.waiting.clear()
+
     def _take(self) -> dict[Key, int]:
         with self._lock:
             taken, self._pending = self._pending, {}

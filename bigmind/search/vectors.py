@@ -87,7 +87,9 @@ class Source:
 
     kind: str
     text: Callable[[Row], str]
-    append_only: bool  # rows never change text: scanning by id high-water mark suffices
+    # Rows never change text in place (a corrected fact's vector is deleted, which changes the
+    # kind's generation): scanning by id high-water mark suffices.
+    append_only: bool
 
     @property
     def int_ids(self) -> bool:
@@ -151,6 +153,7 @@ class VectorStore:
         self.pg = db.dialect == "postgresql"
         self.tables = VectorTables(db)
         self._high_water: dict[str, int] = {}
+        self._scanned: dict[str, str] = {}  # the generation an append-only kind's scan began at
         self._parts: dict[tuple[str, str], Partition] = {}
         self._loading: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
@@ -184,7 +187,13 @@ class VectorStore:
     def pending(self, kind: str, limit: int) -> list[Pending]:
         """Up to ``limit`` memories of ``kind`` without a current vector."""
         if SOURCES[kind].append_only:
-            # Ids only grow and texts never change: resume after the last id handed out.
+            # Ids only grow and texts never change: resume after the last id handed out —
+            # unless vectors of the kind were deleted since (a forgotten memory, a corrected
+            # fact, a context that lost an exchange): then one may be missing below it.
+            gen = self.tables.state().get(f"generation:{kind}", "")
+            if self._scanned.get(kind) != gen:
+                self._scanned[kind] = gen
+                self._high_water.pop(kind, None)
             rows = self.tables.unembedded(kind, self._high_water.get(kind, 0), limit)
             if rows:
                 self._high_water[kind] = int(rows[-1]["item_id"])
@@ -384,9 +393,18 @@ class VectorStore:
         return self.tables.similarity(kind, ids, query.astype("float32"))
 
     @staticmethod
-    def forget(tx: Tx, kind: str, item_ids: Sequence[object]) -> None:
-        """Delete the vectors of memories that were deleted (inside the deleting transaction)."""
-        VectorTables.forget(tx, kind, item_ids)
+    def forget(tx: Tx, kind: str, item_ids: Sequence[object]) -> int:
+        """Delete the vectors of memories that were deleted (inside the deleting transaction);
+        how many there were."""
+        return VectorTables.forget(tx, kind, item_ids)
+
+    def discard(self, kinds: Iterable[str]) -> None:
+        """Drop the in-memory partitions of these kinds now (vectors of them were deleted):
+        the next search reads them again from the tables."""
+        drop = set(kinds)
+        with self._lock:
+            for key in [k for k in self._parts if k[0] in drop]:
+                del self._parts[key]
 
     def drop_all(self) -> None:
         """Forget every vector and the model they belong to (before a reindex)."""

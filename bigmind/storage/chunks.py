@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bigmind.models import CHUNK_COLUMNS, Chunk, column_list
-from bigmind.storage.db import Tx
-from bigmind.storage.table import Table
+from bigmind.storage.db import Row, Tx
+from bigmind.storage.table import Table, containing, containing_params, marks
 
 
 class Chunks(Table):
@@ -22,6 +24,53 @@ class Chunks(Table):
             (session_id, self.uid, role, content, flag, session_id, ts, session_id),
         )
         return Chunk(**rows[0])
+
+    def get(self, chunk_id: int, tx: Tx | None = None) -> Chunk | None:
+        rows = self._run(tx)(
+            f"SELECT {CHUNK_COLUMNS} FROM conversation_chunks c WHERE c.id = ? AND +c.user_id = ?",
+            (chunk_id, self.uid),
+        )
+        return Chunk(**rows[0]) if rows else None
+
+    def ids_of_session(self, tx: Tx, session_id: str) -> list[int]:
+        rows = tx.execute(
+            "SELECT id FROM conversation_chunks WHERE session_id = ? AND user_id = ? ORDER BY seq",
+            (session_id, self.uid),
+        )
+        return [int(r["id"]) for r in rows]
+
+    def following(self, tx: Tx, chunk: Chunk, n: int) -> list[int]:
+        """The ids of the ``n`` exchanges after ``chunk`` in its session (their context
+        vectors were made with its text)."""
+        rows = tx.execute(
+            "SELECT id FROM conversation_chunks WHERE session_id = ? AND user_id = ? AND seq > ?"
+            " ORDER BY seq LIMIT ?",
+            (chunk.session_id, self.uid, chunk.seq, n),
+        )
+        return [int(r["id"]) for r in rows]
+
+    def delete(self, tx: Tx, chunk_ids: Sequence[int]) -> list[int]:
+        """Delete these exchanges of this user (full-text entries go by trigger); the ids."""
+        out: list[int] = []
+        for start in range(0, len(chunk_ids), 500):
+            part = chunk_ids[start : start + 500]
+            rows = tx.execute(
+                f"DELETE FROM conversation_chunks WHERE id IN ({marks(part)}) AND +user_id = ?"
+                " RETURNING id",
+                (*part, self.uid),
+            )
+            out += (int(r["id"]) for r in rows)
+        return out
+
+    def holding(self, text: str, limit: int) -> list[Row]:
+        """``id``, ``session_id``, ``content`` of the exchanges whose text or flag reason
+        contains ``text``, any case, oldest first."""
+        cols = ("c.content", "c.flag_reason")
+        return self.db.query(
+            "SELECT c.id, c.session_id, c.content FROM conversation_chunks c WHERE c.user_id = ?"
+            f" AND {containing(cols)} ORDER BY c.id LIMIT ?",
+            (self.uid, *containing_params(text, cols), limit),
+        )
 
     def of_session(self, session_id: str) -> list[Chunk]:
         rows = self.db.query(

@@ -57,6 +57,7 @@ class Backend(Protocol):
     def trial(self) -> Any: ...  # like transaction(), but always rolled back
     def close(self) -> None: ...
     def file_size(self) -> int: ...
+    def scrub(self, rewrite: Sequence[str], tidy: Sequence[str] = ()) -> str: ...
     def columns(self, table: str) -> set[str]: ...
     def table_exists(self, name: str) -> bool: ...
 
@@ -67,6 +68,9 @@ _PRAGMAS = (
     "PRAGMA temp_store=MEMORY",
     "PRAGMA cache_size=-32000",
     "PRAGMA mmap_size=67108864",  # 64 MB: reads of hot pages without copying
+    # Deleted rows are overwritten with zeros, in the file and its WAL: a forgotten memory's
+    # bytes do not linger in free space (bigmind.memory.forget).
+    "PRAGMA secure_delete=ON",
 )
 
 
@@ -249,6 +253,21 @@ class SQLiteBackend:
     def table_exists(self, name: str) -> bool:
         rows = self._run("SELECT 1 AS x FROM sqlite_master WHERE name = ?", (name,))
         return bool(rows)
+
+    def scrub(self, rewrite: Sequence[str], tidy: Sequence[str] = ()) -> str:
+        """After rows were deleted (``secure_delete`` zeroed them in the pages): copy the WAL
+        into the file and truncate it, so no older page image holding them stays in the WAL.
+        The tables do not matter here (the WAL is the whole file's). Returns what was done."""
+        if self.location == ":memory:":
+            return "in memory: nothing on disk"
+        with self._lock:
+            busy, frames, _done = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            return (
+                "WAL not truncated: another connection was reading; the next checkpoint after"
+                f" it finishes clears the older page images ({frames} frames)"
+            )
+        return "WAL checkpointed and truncated"
 
     def file_size(self) -> int:
         if self.location == ":memory:":

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from bigmind.models import FACT_COLUMNS, Fact, column_list
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import ANYWHERE, Table, marks
+from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, marks
 
 
 def active(alias: str = "f") -> str:
@@ -54,8 +54,8 @@ class Facts(Table):
     """One user's facts."""
 
     # -- one fact --------------------------------------------------------------------------
-    def get(self, fact_id: int) -> Fact | None:
-        rows = self.db.query(
+    def get(self, fact_id: int, tx: Tx | None = None) -> Fact | None:
+        rows = self._run(tx)(
             f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id = ? AND +f.user_id = ?",
             (fact_id, self.uid),
         )
@@ -79,6 +79,15 @@ class Facts(Table):
             "SELECT f.id FROM facts f WHERE f.user_id = ? AND f.content_hash ="
             f" (SELECT content_hash FROM facts WHERE id = ?) AND {ACTIVE} AND f.id <> ? LIMIT 1",
             (self.uid, fact_id, fact_id),
+        )
+        return int(rows[0]["id"]) if rows else None
+
+    def other_with_hash(self, tx: Tx, digest: str, fact_id: int) -> int | None:
+        """An active fact other than ``fact_id`` with this content hash, if any."""
+        rows = tx.execute(
+            f"SELECT f.id FROM facts f WHERE f.user_id = ? AND f.content_hash = ? AND {ACTIVE}"
+            " AND f.id <> ? LIMIT 1",
+            (self.uid, digest, fact_id),
         )
         return int(rows[0]["id"]) if rows else None
 
@@ -122,6 +131,56 @@ class Facts(Table):
             "UPDATE facts SET scope = ?, project = coalesce(?, project), updated_at = ?"
             " WHERE id = ? AND +user_id = ?",
             (scope, project, ts, fact_id, self.uid),
+        )
+
+    def update(
+        self,
+        tx: Tx,
+        fact_id: int,
+        *,
+        category: str,
+        fact: str,
+        confidence: float,
+        importance: int,
+        digest: str,
+        ts: str,
+    ) -> None:
+        """Rewrite a fact in place (its full-text entry follows by trigger)."""
+        tx.execute(
+            "UPDATE facts SET category = ?, fact = ?, confidence = ?, importance = ?,"
+            " content_hash = ?, updated_at = ? WHERE id = ? AND +user_id = ?",
+            (category, fact, confidence, importance, digest, ts, fact_id, self.uid),
+        )
+
+    def delete(self, tx: Tx, fact_ids: Sequence[int]) -> list[int]:
+        """Delete these facts of this user (their full-text entries go by trigger); the ids
+        deleted."""
+        if not fact_ids:
+            return []
+        rows = tx.execute(
+            f"DELETE FROM facts WHERE id IN ({marks(fact_ids)}) AND +user_id = ? RETURNING id",
+            (*fact_ids, self.uid),
+        )
+        return [int(r["id"]) for r in rows]
+
+    def unlink_session(self, tx: Tx, session_id: str) -> list[int]:
+        """Facts learned in a session that is being forgotten keep their text, without the
+        link; their ids."""
+        rows = tx.execute(
+            "UPDATE facts SET source_session = NULL WHERE source_session = ? AND user_id = ?"
+            " RETURNING id",
+            (session_id, self.uid),
+        )
+        return sorted(int(r["id"]) for r in rows)
+
+    def holding(self, text: str, limit: int) -> list[Row]:
+        """``id``, ``category``, ``fact``, ``deprecated`` of the facts (any status) whose text
+        or category contains ``text``, any case, oldest first."""
+        cols = ("f.fact", "f.category")
+        return self.db.query(
+            "SELECT f.id, f.category, f.fact, f.deprecated FROM facts f WHERE f.user_id = ?"
+            f" AND {containing(cols)} ORDER BY f.id LIMIT ?",
+            (self.uid, *containing_params(text, cols), limit),
         )
 
     def deprecate(self, tx: Tx, fact_id: int, reason: str, ts: str) -> None:

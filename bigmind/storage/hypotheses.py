@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import ANYWHERE, Table, in_project
+from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, in_project
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +62,33 @@ class Hypotheses(Table):
             "UPDATE hypotheses SET status = ?, resolution = coalesce(?, resolution),"
             " resolved_at = ? WHERE id = ? AND +user_id = ?",
             (status, resolution, resolved_at, hypothesis_id, self.uid),
+        )
+
+    def delete(self, tx: Tx, hypothesis_id: int) -> bool:
+        rows = tx.execute(
+            "DELETE FROM hypotheses WHERE id = ? AND +user_id = ? RETURNING id",
+            (hypothesis_id, self.uid),
+        )
+        return bool(rows)
+
+    def unlink_session(self, tx: Tx, session_id: str) -> list[int]:
+        """Hypotheses written in a session that is being forgotten stay, without the link;
+        their ids."""
+        rows = tx.execute(
+            "UPDATE hypotheses SET session_id = NULL WHERE session_id = ? AND user_id = ?"
+            " RETURNING id",
+            (session_id, self.uid),
+        )
+        return sorted(int(r["id"]) for r in rows)
+
+    def holding(self, text: str, limit: int) -> list[Row]:
+        """``id`` and ``hypothesis`` of those whose text or resolution contains ``text``, any
+        case, oldest first."""
+        cols = ("hypothesis", "resolution")
+        return self.db.query(
+            f"SELECT id, hypothesis FROM hypotheses WHERE user_id = ? AND {containing(cols)}"
+            " ORDER BY id LIMIT ?",
+            (self.uid, *containing_params(text, cols), limit),
         )
 
     def newest(

@@ -334,6 +334,15 @@ END;
 INSERT INTO {fts}({fts}) VALUES ('rebuild');
 """
         )
+        secure_fts_deletes(tx, fts)
+
+
+def secure_fts_deletes(tx: Tx, fts: str) -> None:
+    """Make FTS5 remove a deleted row's terms from its index at once (the ``secure-delete``
+    option, SQLite 3.42+, kept in the index's config): without it the terms stay in older
+    index segments until they happen to be merged, so a forgotten text's words would linger
+    in the file."""
+    tx.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('secure-delete', 1)")
 
 
 def renumber_after_explicit_ids(tx: Tx, table: str, column: str = "id") -> None:
@@ -476,6 +485,35 @@ def _m0013_redact_stored_secrets(tx: Tx, dialect: str) -> None:
         )
 
 
+def _m0014_fact_history(tx: Tx, dialect: str) -> None:
+    """Corrections keep what a fact said before (memory_update_fact), and a forgotten memory
+    leaves no bytes behind: FTS5's secure-delete on every full-text index (SQLite)."""
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE TABLE IF NOT EXISTS fact_history (
+    id          {id},
+    fact_id     BIGINT NOT NULL REFERENCES facts(id),
+    user_id     TEXT NOT NULL REFERENCES users(id),
+    version     INTEGER NOT NULL,
+    category    TEXT NOT NULL,
+    fact        TEXT NOT NULL,
+    confidence  REAL,
+    importance  INTEGER,
+    written_at  {ts},
+    replaced_at {ts} NOT NULL,
+    reason      TEXT,
+    UNIQUE (fact_id, version)
+);
+CREATE INDEX IF NOT EXISTS idx_fact_history_user ON fact_history(user_id, replaced_at);
+""",
+    )
+    if dialect == "sqlite":
+        for fts, _base, _cols in FTS_TABLES:
+            secure_fts_deletes(tx, fts)
+
+
 def _m0015_project_scope(tx: Tx, dialect: str) -> None:
     """The project each memory was made in (a key from :mod:`bigmind.project`; NULL: made
     outside any project, seen everywhere) and a fact's scope. Existing rows become global, so
@@ -509,6 +547,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0011_profile_indexes", _m0011_profile_indexes),
     Migration("0012_fact_state_not_null", _m0012_fact_state_not_null),
     Migration("0013_redact_stored_secrets", _m0013_redact_stored_secrets),
+    Migration("0014_fact_history", _m0014_fact_history),
     Migration("0015_project_scope", _m0015_project_scope),
 ]
 

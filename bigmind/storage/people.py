@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import Table
+from bigmind.storage.table import Table, containing, containing_params
 
 # The text a person is searched by: every descriptive field, lower-cased.
 _TEXT = (
@@ -44,6 +44,28 @@ class People(Table):
     def get(self, username: str, tx: Tx | None = None) -> Person | None:
         rows = self._run(tx)(f"SELECT {COLUMNS} FROM people WHERE username = ?", (username,))
         return Person(**rows[0]) if rows else None
+
+    def by_id(self, person_id: int) -> Person | None:
+        rows = self.db.query(f"SELECT {COLUMNS} FROM people WHERE id = ?", (person_id,))
+        return Person(**rows[0]) if rows else None
+
+    def added_by(self, person_id: int) -> str | None:
+        """The user id that added this person (None: unknown)."""
+        rows = self.db.query("SELECT added_by FROM people WHERE id = ?", (person_id,))
+        return str(rows[0]["added_by"]) if rows and rows[0]["added_by"] else None
+
+    def delete(self, tx: Tx, person_id: int) -> bool:
+        return bool(tx.execute("DELETE FROM people WHERE id = ? RETURNING id", (person_id,)))
+
+    def holding(self, text: str, limit: int) -> list[Person]:
+        """People whose name or any note contains ``text``, any case, oldest first (a plain
+        substring, unlike :meth:`containing`'s search words)."""
+        cols = ("username", *FIELDS)
+        rows = self.db.query(
+            f"SELECT {COLUMNS} FROM people WHERE {containing(cols)} ORDER BY id LIMIT ?",
+            (*containing_params(text, cols), limit),
+        )
+        return [Person(**r) for r in rows]
 
     def add(self, tx: Tx, username: str, fields: Mapping[str, str | None], ts: str) -> None:
         """A new person with these :data:`FIELDS` (others NULL), added by this user."""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from bigmind.models import SESSION_COLUMNS, Session, Summary
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import ANYWHERE, Table, in_project
+from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, in_project
 
 # One tag of a session's comma-separated topics, any case; `%` and `_` in a tag are literal.
 TOPIC_MATCH = "(',' || lower(coalesce(topics, '')) || ',') LIKE ? ESCAPE '\\'"
@@ -152,6 +152,50 @@ class Sessions(Table):
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET summary = excluded.summary,"
             " key_facts = excluded.key_facts, code_refs = excluded.code_refs",
             (session_id, summary, key_facts, code_refs, ts),
+        )
+
+    def delete_summary(self, tx: Tx, session_id: str) -> bool:
+        """Delete a session's Tier-2 summary (its full-text entry goes by trigger); the session
+        stays, marked as having none. Whether there was one."""
+        rows = tx.execute(
+            "DELETE FROM session_summaries WHERE id = (SELECT id FROM sessions WHERE id = ?"
+            " AND user_id = ?) RETURNING id",
+            (session_id, self.uid),
+        )
+        tx.execute(
+            "UPDATE sessions SET has_tier2 = 0 WHERE id = ? AND +user_id = ?",
+            (session_id, self.uid),
+        )
+        return bool(rows)
+
+    def delete(self, tx: Tx, session_id: str) -> bool:
+        """Delete the session row (its summary, exchanges and every row pointing at it must be
+        gone or unlinked first). Whether it existed."""
+        rows = tx.execute(
+            "DELETE FROM sessions WHERE id = ? AND +user_id = ? RETURNING id",
+            (session_id, self.uid),
+        )
+        return bool(rows)
+
+    def holding(self, text: str, limit: int) -> list[Row]:
+        """``id``, ``started_at``, ``one_liner`` of the sessions whose one-liner, topics or
+        outcome contains ``text``, any case, oldest first."""
+        cols = ("one_liner", "topics", "outcome", "ide_hint")
+        return self.db.query(
+            "SELECT id, started_at, one_liner FROM sessions WHERE user_id = ?"
+            f" AND {containing(cols)} ORDER BY started_at, id LIMIT ?",
+            (self.uid, *containing_params(text, cols), limit),
+        )
+
+    def summaries_holding(self, text: str, limit: int) -> list[Row]:
+        """``id``, ``started_at``, ``one_liner`` of the sessions whose Tier-2 summary, key facts
+        or code references contain ``text``, any case, oldest first."""
+        cols = ("b.summary", "b.key_facts", "b.code_refs")
+        return self.db.query(
+            "SELECT s.id, s.started_at, s.one_liner FROM session_summaries b"
+            f" JOIN sessions s ON s.id = b.id WHERE s.user_id = ? AND {containing(cols)}"
+            " ORDER BY s.started_at, s.id LIMIT ?",
+            (self.uid, *containing_params(text, cols), limit),
         )
 
     def summary(self, session_id: str) -> Summary | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Sequence, Sized
 
 from bigmind.storage.db import Backend, Params, Row, Tx
 
@@ -48,3 +48,23 @@ def in_project(column: str, project: str | None) -> tuple[str, tuple[object, ...
 def marks(values: Sized) -> str:
     """``?, ?, ?`` for a list of parameters."""
     return ",".join("?" * len(values))
+
+
+def substring(text: str) -> tuple[str, str]:
+    """The two LIKE patterns :func:`containing` takes per column for ``text`` anywhere: lower
+    case (matched against ``lower(column)``) and as given; ``%``, ``_`` and ``\\`` are literal."""
+    body = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{body.lower()}%", f"%{body}%"
+
+
+def containing(columns: Sequence[str]) -> str:
+    """SQL that is true when any of ``columns`` contains a text, case-insensitively (a plain
+    substring, not words): two parameters per column, :func:`substring`'s patterns. SQLite
+    folds ASCII letters only; the pattern as given also matches the text's own case."""
+    one = "lower(coalesce({c}, '')) LIKE ? ESCAPE '\\' OR coalesce({c}, '') LIKE ? ESCAPE '\\'"
+    return "(" + " OR ".join(one.format(c=c) for c in columns) + ")"
+
+
+def containing_params(text: str, columns: Sequence[str]) -> list[str]:
+    """The parameters of :func:`containing` for ``text`` over ``columns``."""
+    return list(substring(text)) * len(columns)

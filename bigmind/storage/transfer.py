@@ -17,6 +17,7 @@ OWNED = {
     "session_summaries": "SELECT s.* FROM session_summaries s JOIN sessions x ON x.id = s.id"
     " WHERE x.user_id = ? ORDER BY s.created_at",
     "facts": "SELECT * FROM facts WHERE user_id = ? ORDER BY id",
+    "fact_history": "SELECT * FROM fact_history WHERE user_id = ? ORDER BY fact_id, version",
     "conversation_chunks": "SELECT * FROM conversation_chunks WHERE user_id = ? ORDER BY id",
     "hypotheses": "SELECT * FROM hypotheses WHERE user_id = ? ORDER BY id",
     "focus_announcements": "SELECT * FROM focus_announcements WHERE user_id = ? ORDER BY id",
@@ -73,12 +74,13 @@ class Transfer(Table):
     def id_taken(self, tx: Tx, table: str, row_id: object) -> bool:
         return bool(tx.execute(f"SELECT 1 AS x FROM {_table(table)} WHERE id = ?", (row_id,)))
 
-    def insert(self, tx: Tx, table: str, row: Row) -> None:
-        """One row as given: its keys are the table's column names."""
+    def insert(self, tx: Tx, table: str, row: Row) -> Any:
+        """One row as given (its keys are the table's column names); returns its id."""
         cols = ", ".join(row)
-        tx.execute(
-            f"INSERT INTO {_table(table)}({cols}) VALUES ({marks(row)})", tuple(row.values())
-        )
+        return tx.execute(
+            f"INSERT INTO {_table(table)}({cols}) VALUES ({marks(row)}) RETURNING id",
+            tuple(row.values()),
+        )[0]["id"]
 
     def fill_profile(self, tx: Tx, src: Row) -> int:
         """Fill this user's empty profile fields from ``src``; never overwrite what is there.

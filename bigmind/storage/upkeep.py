@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
 from bigmind.storage.db import Backend, Tx
-from bigmind.storage.migrations import FTS_TABLES
+from bigmind.storage.migrations import FTS_TABLES, secure_fts_deletes
+from bigmind.storage.table import marks
 
 
 def quick_check(db: Backend) -> str:
@@ -31,6 +35,30 @@ def optimize_fts(tx: Tx) -> None:
     """Merge each FTS5 index's segments (after deleting many rows)."""
     for fts, _base, _cols in FTS_TABLES:
         tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+
+
+@contextmanager
+def bulk_deletes(tx: Tx) -> Iterator[None]:
+    """Many rows deleted in ``tx`` (memory_vacuum): on SQLite, FTS5 only records the deletions
+    meanwhile (secure-delete, ~2 ms a row, is off), then every index is merged into one segment,
+    which drops the deleted rows' terms just the same, and secure-delete is on again."""
+    if tx.dialect != "sqlite":
+        yield
+        return
+    for fts, _base, _cols in FTS_TABLES:
+        tx.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('secure-delete', 0)")
+    yield
+    optimize_fts(tx)
+    for fts, _base, _cols in FTS_TABLES:
+        secure_fts_deletes(tx, fts)
+
+
+def drop_samples(tx: Tx, tables: Sequence[str]) -> None:
+    """SQLite: forget the planner's sampled index keys of these tables (``sqlite_stat4``,
+    written by a full ANALYZE), which may quote a deleted row's text; the row counts in
+    ``sqlite_stat1`` stay. Nothing to do where no full ANALYZE ever ran."""
+    if tx.dialect == "sqlite" and tables and tx.table_exists("sqlite_stat4"):
+        tx.execute(f"DELETE FROM sqlite_stat4 WHERE tbl IN ({marks(tables)})", tuple(tables))
 
 
 def invalid_pg_indexes(db: Backend) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bigmind.storage.db import Tx
+from bigmind.storage.table import marks
 
 BLOCK = 200  # rows per INSERT
 
@@ -24,3 +25,19 @@ def add_uses(tx: Tx, uses: Sequence[tuple[str, str, str, int]], ts: str) -> None
             " last_accessed_at = excluded.last_accessed_at",
             [v for kind, item_id, user_id, n in part for v in (kind, item_id, user_id, n, ts)],
         )
+
+
+def forget(tx: Tx, kind: str, item_ids: Sequence[object], user_id: str | None) -> int:
+    """Delete the use counts of these memories (``user_id`` None: every user's, for shared
+    kinds); how many rows went."""
+    gone = 0
+    for start in range(0, len(item_ids), BLOCK):
+        part = [str(i) for i in item_ids[start : start + BLOCK]]
+        owner, params = ("", ()) if user_id is None else (" AND user_id = ?", (user_id,))
+        rows = tx.execute(
+            f"DELETE FROM memory_usage WHERE kind = ? AND item_id IN ({marks(part)}){owner}"
+            " RETURNING kind",
+            (kind, *part, *params),
+        )
+        gone += len(rows)
+    return gone

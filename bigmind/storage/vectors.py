@@ -260,10 +260,12 @@ class VectorTables:
         return Written(before, added, replaced)
 
     @staticmethod
-    def forget(tx: Tx, kind: str, item_ids: Sequence[object]) -> None:
-        """Delete the vectors of these memories in ``tx`` (the transaction deleting them)."""
+    def forget(tx: Tx, kind: str, item_ids: Sequence[object]) -> int:
+        """Delete the vectors of these memories in ``tx`` (the transaction deleting them);
+        how many there were."""
+        count = 0
         if not item_ids:
-            return
+            return count
         t = table(kind)
         for start in range(0, len(item_ids), 500):
             part = [str(i) for i in item_ids[start : start + 500]]
@@ -271,10 +273,12 @@ class VectorTables:
                 f"DELETE FROM embeddings WHERE kind = ? AND item_id IN ({marks(part)}) RETURNING id",
                 (kind, *part),
             )
+            count += len(gone)
             if gone and tx.table_exists(t):
                 rids = [g["id"] for g in gone]
                 tx.execute(f"DELETE FROM {t} WHERE rowid IN ({marks(rids)})", tuple(rids))
                 _bump_generation(tx, kind)
+        return count
 
     # -- partitions ----------------------------------------------------------------------
     @contextmanager

@@ -30,7 +30,7 @@ from starlette.templating import Jinja2Templates
 
 from bigmind import __version__
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
-from bigmind.memory import globalkb
+from bigmind.memory import correct, forget, globalkb
 from bigmind.models import day_of
 from bigmind.project import name_of
 from bigmind.runtime import Runtime
@@ -63,7 +63,11 @@ NOTICES = {
     "restored": "Fact #{id} restored.",
     "approved": "Company entry #{id} approved.",
     "global-deprecated": "Company entry #{id} deprecated.",
+    "version-restored": "Fact #{id} is back to an earlier version (the one it replaced is kept).",
+    "forgotten": "Forgotten for good: it is gone from the database.",
 }
+# Where a page goes after forgetting a kind of memory when the one it came from is gone.
+AFTER_FORGET = {"session": "/sessions", "hypothesis": "/hypotheses", "person": "/people"}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' "
     "'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; "
@@ -219,6 +223,40 @@ def create_app(rt: Runtime) -> Starlette:
         rt.wrote()
         return _back(form.get("back"), "/facts", notice, fact_id)
 
+    async def restore_version(request: Request) -> Response:
+        form = await checked_form(request)
+        fact_id = _int(request.path_params["fact_id"], -1)
+        version = _int(form.get("version"), -1)
+        correct.update_fact(rt.store, rt.semantic, fact_id, restore_version=max(version, 1))
+        rt.wrote()
+        return _back(form.get("back"), "/facts", "version-restored", fact_id)
+
+    def forget_confirm(request: Request) -> Response:
+        kind, item = str(request.path_params["kind"]), str(request.path_params["item_id"])
+        target = forget.resolve(rt.store, kind, item)
+        back = _text(request, "back", 500)
+        return page(
+            request,
+            "forget.html",
+            target=target,
+            details=forget.preview(rt.store, target),
+            back=back if _local(back) else "",
+        )
+
+    async def forget_now(request: Request) -> Response:
+        form = await checked_form(request)
+        if form.get("confirm") != "yes":
+            raise InvalidInput("Tick the box to confirm: forgetting cannot be undone.")
+        kind, item = str(request.path_params["kind"]), str(request.path_params["item_id"])
+        target = forget.resolve(rt.store, kind, item)
+        done = forget.forget(rt.store, [target])
+        rt.forgot(done)
+        back = form.get("back") or ""
+        if target.kind == "session" and back.startswith(f"/sessions/{target.id}"):
+            back = ""  # its page is gone
+        default = AFTER_FORGET.get(target.kind, "/facts")
+        return _back(back, default, "forgotten", _int(target.id, 0))
+
     def hypotheses(request: Request) -> Response:
         return page(request, "hypotheses.html", view=webdata.hypotheses(rt.store))
 
@@ -279,6 +317,9 @@ def create_app(rt: Runtime) -> Starlette:
         Route("/facts", facts),
         Route("/facts/{fact_id:int}/deprecate", fact_action, methods=["POST"]),
         Route("/facts/{fact_id:int}/restore", fact_action, methods=["POST"]),
+        Route("/facts/{fact_id:int}/restore-version", restore_version, methods=["POST"]),
+        Route("/forget/{kind}/{item_id}", forget_confirm),
+        Route("/forget/{kind}/{item_id}", forget_now, methods=["POST"]),
         Route("/hypotheses", hypotheses),
         Route("/people", people),
         Route("/global", company),
@@ -336,11 +377,14 @@ def _query(request: Request, **changes: object) -> str:
     return "?" + urlencode(params) if params else "?"
 
 
+def _local(path: str | None) -> bool:
+    """A path on this site (never another site's address)."""
+    return bool(path) and str(path).startswith("/") and str(path)[1:2] not in ("/", "\\")
+
+
 def _back(back: str | None, default: str, notice: str, item: int) -> RedirectResponse:
     """Redirect after a POST to a local page (never another site), with a notice."""
-    target = default
-    if back and back.startswith("/") and back[1:2] not in ("/", "\\"):
-        target = back
+    target = back if back and _local(back) else default
     path, _, qs = target.partition("?")
     kept = [p for p in qs.split("&") if p and not p.startswith(("notice=", "id="))]
     kept += [f"notice={notice}", f"id={item}"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Generic, TypeVar
 
@@ -33,6 +33,7 @@ from bigmind.models import (
 )
 from bigmind.search.recall import Recall
 from bigmind.storage.db import Row
+from bigmind.storage.fact_history import FactHistory, Version
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
 from bigmind.storage.people import People
@@ -340,6 +341,7 @@ class FactRow:
     fact: Fact
     why: str | None  # why a query matched it; None when listing
     session_one_liner: str | None  # provenance; None when the fact has no source session
+    versions: list[Version] = field(default_factory=list)  # earlier versions, oldest first
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +361,12 @@ def _fact_row(r: Row, why: str | None = None) -> FactRow:
     has_session = r.pop("session_ref") is not None
     line = r.pop("session_one_liner")
     return FactRow(fact_from_row(r), why, (line or "") if has_session else None)
+
+
+def _with_versions(store: Store, rows: list[FactRow]) -> list[FactRow]:
+    """The rows with their facts' earlier versions (one statement for the page)."""
+    history = FactHistory(store.db, store.uid).of_facts([r.fact.id for r in rows])
+    return [replace(r, versions=history[r.fact.id]) if r.fact.id in history else r for r in rows]
 
 
 def _status_ok(fact: Fact, status: str) -> bool:
@@ -389,7 +397,7 @@ def facts(
     if not q:
         total = store.facts.count(status, cat, project=where)
         rows = store.facts.page_with_sessions(status, cat, n, _offset(page, n), where)
-        items = [_fact_row(r) for r in rows]
+        items = _with_versions(store, [_fact_row(r) for r in rows])
         rows_page = Page(items, page_number(page), n, total)
         return FactsView(rows_page, "", cat, status, categories, "", project_key, known)
     with project.using(seen):
@@ -411,7 +419,8 @@ def facts(
         if _status_ok(fr.fact, status) and (cat is None or fr.fact.category == cat):
             matched.append(fr)
     start = _offset(page, n)
-    shown = Page(matched[start : start + n], page_number(page), n, len(matched))
+    shown_rows = _with_versions(store, matched[start : start + n])
+    shown = Page(shown_rows, page_number(page), n, len(matched))
     word = "fact matches" if len(matched) == 1 else "facts match"
     note = f"{len(matched)} {word} “{q}”"
     if len(found.hits) >= SEARCH_POOL:

@@ -34,7 +34,9 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         for c in mine:
             others = ", ".join(f"`{s}`" for s in c.session_ids if s != f.session_id)
             text += f"\n⚠️ {c.path} is also being worked on in session {others}."
-        return result(text, session_id=f.session_id, conflicts=[c.path for c in mine])
+        return result(
+            text, session_id=f.session_id, focus_id=f.id, conflicts=[c.path for c in mine]
+        )
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
@@ -59,6 +61,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
                 {
                     "session_id": a.session.id,
                     "focus": a.focus.description if a.focus else None,
+                    "focus_id": a.focus.id if a.focus else None,
                     "files": a.focus.files if a.focus else [],
                     "last_activity_at": a.session.last_activity_at,
                 }

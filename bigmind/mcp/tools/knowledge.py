@@ -10,9 +10,9 @@ from pydantic import Field
 
 from bigmind import limits
 from bigmind.mcp import render
-from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
+from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId
-from bigmind.memory import dedup
+from bigmind.memory import correct, dedup, forget
 from bigmind.project import name_of
 from bigmind.runtime import Runtime
 
@@ -180,4 +180,92 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         f = rt.store.deprecate_fact(fact_id, reason)
         return result(
             f"Deprecated fact #{f.id}: {f.deprecation_reason}", fact_id=f.id, deprecated=True
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_update_fact(
+        fact_id: Annotated[int, Field(ge=1)],
+        fact: str | None = None,
+        category: str | None = None,
+        confidence: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
+        importance: Annotated[
+            int | None, Field(ge=limits.IMPORTANCE[0], le=limits.IMPORTANCE[1])
+        ] = None,
+        reason: str | None = None,
+        restore_version: Annotated[int | None, Field(ge=1)] = None,
+        scope: Literal["project", "global"] | None = None,
+    ) -> ToolResult:
+        """Correct a fact in place; the old version stays in its history. With only fact_id,
+        lists its versions; restore_version=N brings one back.
+        """
+        edits = (fact, category, confidence, importance, restore_version)
+        if scope is not None and all(v is None for v in edits):
+            moved = rt.store.set_fact_scope(fact_id, scope)
+            where = (
+                f"project {name_of(moved.project)}"
+                if moved.project and moved.scope == "project"
+                else "global"
+            )
+            return result(
+                f"Fact #{moved.id} is now {where}.", fact=moved.as_dict(), scope=moved.scope
+            )
+        if scope is not None:
+            rt.store.set_fact_scope(fact_id, scope)
+        if restore_version is None and all(
+            v is None for v in (fact, category, confidence, importance)
+        ):
+            current, versions = correct.history(rt.store, fact_id)
+            return result(
+                render.fact_versions(current, versions),
+                fact=current.as_dict(),
+                versions=[v.as_dict() for v in versions],
+            )
+        r = correct.update_fact(
+            rt.store,
+            rt.semantic,
+            fact_id,
+            fact=fact,
+            category=category,
+            confidence=confidence,
+            importance=importance,
+            reason=reason,
+            restore_version=restore_version,
+        )
+        f = r.fact
+        if not r.changed:
+            text = f"Fact #{f.id} already says that; nothing changed."
+        else:
+            rt.wrote()
+            what = f"restored version {r.restored}" if r.restored else ", ".join(r.changed)
+            text = (
+                f"Updated fact #{f.id} ({what}); version {r.replaced} is kept in its history."
+                f"\nNow [{f.category}]: {f.fact}"
+            )
+        return result(
+            text, fact=f.as_dict(), changed=r.changed, replaced_version=r.replaced or None
+        )
+
+    @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
+    @edge
+    def memory_forget(
+        kind: Annotated[str, Field(description="|".join(forget.KINDS))],
+        id: Annotated[int | str, Field(description="#N, a session id, or @username")],
+        reason: str | None = None,
+    ) -> ToolResult:
+        """Delete a memory for good with its index entries, vectors, uses and history (a
+        session: with its summary and exchanges). For wrong or sensitive content (a pasted
+        secret); deprecate what is merely outdated. The reason is echoed, not kept.
+        """
+        target = forget.resolve(rt.store, kind, id)
+        done = forget.forget(rt.store, [target])
+        rt.forgot(done)
+        text = done.summary() + (f"\nReason: {reason}" if reason else "")
+        return result(
+            text,
+            kind=target.kind,
+            id=target.id,
+            removed=done.removed,
+            kept={k: [int(i) for i in ids] for k, ids in done.kept.items()},
+            scrub=done.scrub,
         )

@@ -1,0 +1,457 @@
+"""Forgetting for real: a memory and everything made from it leave the database, bytes included.
+
+Deprecation keeps a fact (out of context and search, restorable); forgetting deletes. One call
+removes, in one transaction, the rows of the memories named and what was derived from them —
+full-text entries (by trigger), vectors, use counts, a fact's earlier versions — and then asks
+the backend to scrub the files: SQLite already zeroed the deleted bytes (``secure_delete``,
+FTS5's ``secure-delete``) and truncates the WAL that still held older page images; PostgreSQL
+rewrites the tables that held the text (``VACUUM FULL``). What a forget of each kind removes:
+
+- ``fact``: the row, its full-text entry, its vector, its earlier versions.
+- ``chunk`` (an exchange): the row, its full-text entry, its two vectors; the context vectors of
+  the next exchanges, which were made with its text, are re-made without it.
+- ``summary``: a session's Tier-2 summary, its full-text entry, its vector, its use counts.
+- ``session``: the session with its summary, its exchanges and its focus announcements. Facts,
+  hypotheses, logged token savings and company knowledge written in it stay — without the link
+  to it — and the answer names them, to be forgotten one by one if they must go too.
+- ``hypothesis``, ``person`` (shared: by whoever added them, a curator, or anyone in personal
+  mode), ``focus`` (one focus announcement): the row, its vector and use counts.
+
+Nothing about a forgotten memory is kept, not even a log line with its text or the reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from bigmind import limits
+from bigmind.errors import Forbidden, InvalidInput, NotFound
+from bigmind.limits import check_text
+from bigmind.memory import globalkb
+from bigmind.search.vectors import VectorStore
+from bigmind.storage import upkeep, usage
+from bigmind.storage.db import Tx
+from bigmind.storage.fact_history import FactHistory
+from bigmind.storage.focus import FocusAnnouncements
+from bigmind.storage.hypotheses import Hypotheses
+from bigmind.storage.knowledge import Knowledge
+from bigmind.storage.people import People
+from bigmind.storage.savings import Savings
+from bigmind.storage.store import Store
+from bigmind.storage.vectors import CONTEXT_TURNS, table
+
+KINDS = ("fact", "chunk", "summary", "session", "hypothesis", "person", "focus")
+LABEL_CHARS = 100
+NAMED = 5  # memories an answer names one by one; more are counted per kind
+BULK = 100  # memories past which one forget deletes in bulk (full-text indexes merged after)
+FIND_LIMIT = 100_000  # matches per kind a purge lists at most
+MIN_MATCH = 3  # characters a purge's text needs at least
+# The tables whose rows hold text: rewritten on PostgreSQL, so no dead row keeps the bytes.
+TEXT_TABLES = {
+    "fact": ("facts", "fact_history"),
+    "chunk": ("conversation_chunks",),
+    "summary": ("session_summaries",),
+    "session": ("sessions", "session_summaries", "conversation_chunks", "focus_announcements"),
+    "hypothesis": ("hypotheses",),
+    "person": ("people",),
+    "focus": ("focus_announcements",),
+}
+# Rows a forget only unlinks or counts: a plain VACUUM tidies them.
+LINK_TABLES = {"session": ("facts", "hypotheses", "token_saves", "global_knowledge")}
+VECTOR_KINDS = {
+    "fact": ("fact",),
+    "chunk": ("chunk", "chunk_context"),
+    "summary": ("summary",),
+    "session": ("summary", "chunk", "chunk_context"),
+    "hypothesis": ("hypothesis",),
+    "person": ("person",),
+    "focus": (),
+}
+
+
+PLURALS = {
+    "fact": "facts",
+    "chunk": "chunks",
+    "summary": "summaries",
+    "session": "sessions",
+    "hypothesis": "hypotheses",
+    "person": "people",
+    "focus": "focus announcements",
+}
+NAMES = {  # what the answer counts, singular and plural
+    "facts": "fact",
+    "earlier versions": "earlier version",
+    "exchanges": "exchange",
+    "summaries": "summary",
+    "sessions": "session",
+    "hypotheses": "hypothesis",
+    "people": "person",
+    "focus announcements": "focus announcement",
+    "vectors": "vector",
+    "use counts": "use count",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One memory to forget: its kind, its id (as text), and what it is, in one line."""
+
+    kind: str
+    id: str
+    label: str
+
+    @property
+    def ref(self) -> str:
+        if self.kind == "session":
+            return f"session `{self.id}`"
+        if self.kind == "summary":
+            return f"the summary of session `{self.id}`"
+        if self.kind == "person":
+            return f"person #{self.id}"
+        return f"{self.kind} #{self.id}"
+
+
+@dataclass(slots=True)
+class Forgotten:
+    """What a forget removed (rows per kind of thing), what it kept, and the scrub."""
+
+    targets: list[Target]
+    removed: dict[str, int] = field(default_factory=dict)
+    kept: dict[str, list[str]] = field(default_factory=dict)  # kind → ids kept, link removed
+    uses: list[tuple[str, str]] = field(default_factory=list)  # (kind, id) no longer existing
+    vector_kinds: set[str] = field(default_factory=set)
+    scrub: str = ""
+    seconds: float = 0.0
+
+    def count(self, what: str, n: int) -> None:
+        if n:
+            self.removed[what] = self.removed.get(what, 0) + n
+
+    def summary(self) -> str:
+        """One paragraph for the agent or the terminal."""
+        if len(self.targets) <= NAMED:
+            what = ", ".join(t.ref for t in self.targets)
+        else:
+            per = Counter(t.kind for t in self.targets)
+            what = (
+                f"{len(self.targets)} memories ("
+                + ", ".join(f"{n} {k if n == 1 else PLURALS[k]}" for k, n in per.items())
+                + ")"
+            )
+        parts = [f"{n} {k if n != 1 else NAMES.get(k, k)}" for k, n in self.removed.items()]
+        text = f"Forgot {what} for good: {', '.join(parts) or 'nothing'} deleted; {self.scrub}."
+        for kind, ids in self.kept.items():
+            text += (
+                f"\nKept, without the link to the forgotten session: {kind} "
+                + ", ".join(f"#{i}" for i in ids)
+                + " (forget them too if they must go)."
+            )
+        return text
+
+
+# -- naming what to forget -------------------------------------------------------------------------
+def _excerpt(text: str | None, around: str | None = None) -> str:
+    """A memory's text on one line, at most LABEL_CHARS; around the first ``around`` if given."""
+    flat = " ".join((text or "").split())
+    if len(flat) <= LABEL_CHARS:
+        return flat
+    at = flat.casefold().find(around.casefold()) if around else -1
+    start = max(0, at - LABEL_CHARS // 3) if at > LABEL_CHARS // 2 else 0
+    cut = flat[start : start + LABEL_CHARS - 2].strip()
+    return ("…" if start else "") + cut + "…"
+
+
+def _int_id(kind: str, value: str) -> int:
+    text = value.strip().lstrip("#")
+    if not text.isdigit() or int(text) < 1:
+        raise InvalidInput(f"A {kind} id is a number (#N in results); got {value!r}.")
+    return int(text)
+
+
+def resolve(store: Store, kind: str, item_id: int | str) -> Target:
+    """The memory ``kind`` / ``item_id`` names, if it is this user's to forget. Unknown ids and
+    other users' private ones are refused alike."""
+    k = (kind or "").strip().lower()
+    if k not in KINDS:
+        raise InvalidInput(f"'kind' must be one of {', '.join(KINDS)}; got {kind!r}.")
+    raw = check_text("id", str(item_id), limits.NAME)
+    if k in ("session", "summary"):
+        s = store.sessions.get(raw)
+        if s is None or (k == "summary" and store.sessions.summary(s.id) is None):
+            what = "session" if k == "session" else "summary of a session"
+            raise NotFound(f"No {what} '{raw}' in your memory. Nothing was forgotten.")
+        line = f"{s.started_at[:10]} {_excerpt(s.one_liner) or '(no one-liner)'}"
+        return Target(k, s.id, line)
+    if k == "person":
+        return _person(store, raw)
+    n = _int_id(k, raw)
+    label = _label(store, k, n)
+    if label is None:
+        raise NotFound(f"No {k} #{n} in your memory. Nothing was forgotten.")
+    return Target(k, str(n), label)
+
+
+def _label(store: Store, kind: str, n: int) -> str | None:
+    if kind == "fact":
+        f = store.facts.get(n)
+        return None if f is None else f"[{f.category}] {_excerpt(f.fact)}"
+    if kind == "chunk":
+        c = store.chunks.get(n)
+        return None if c is None else f"{c.role}: {_excerpt(c.content)}"
+    if kind == "hypothesis":
+        h = Hypotheses(store.db, store.uid).get(n)
+        return None if h is None else _excerpt(h.hypothesis)
+    fa = FocusAnnouncements(store.db, store.uid).get(n)
+    return None if fa is None else f"session {fa.session_id[:8]}…: {_excerpt(fa.description)}"
+
+
+def _person(store: Store, raw: str) -> Target:
+    table = People(store.db, store.uid)
+    name = raw.strip().lstrip("@")
+    p = (table.by_id(int(name)) if name.isdigit() else None) or table.get(name)
+    if p is None:
+        raise NotFound(f"No person '{raw}' in the people list. Nothing was forgotten.")
+    _may_forget_person(store, p.id, p.username)
+    return Target("person", str(p.id), f"@{p.username} {p.display_name or ''}".strip())
+
+
+def _may_forget_person(store: Store, person_id: int, username: str) -> None:
+    """People are shared: whoever added them, a curator, or anyone in personal mode."""
+    if not (
+        globalkb.may_curate(store) or People(store.db, store.uid).added_by(person_id) == store.uid
+    ):
+        raise Forbidden(
+            f"@{username} was added by another user; only they or a curator may forget them."
+        )
+
+
+def preview(store: Store, target: Target) -> list[str]:
+    """What forgetting ``target`` deletes and what it keeps, line by line (a confirmation)."""
+    if target.kind == "fact":
+        n = len(FactHistory(store.db, store.uid).of_fact(int(target.id)))
+        return [
+            "the fact, its full-text entry and its vector",
+            *([f"its {n} earlier version{'s' if n != 1 else ''}"] if n else []),
+        ]
+    if target.kind == "chunk":
+        return ["the exchange, its full-text entry and its vectors"]
+    if target.kind == "summary":
+        return ["the session's Tier-2 summary, its full-text entry and its vector"]
+    if target.kind == "focus":
+        return ["the focus announcement"]
+    if target.kind == "person":
+        return ["the person (everyone using this database sees the people list), their vector"]
+    if target.kind != "session":
+        return [f"the {target.kind}, its vector and its use counts"]
+    sid = target.id
+    chunks = len(store.chunks.of_session(sid))
+    has_summary = store.sessions.summary(sid) is not None
+    lines = [
+        "the session (its one-liner, topics and outcome)",
+        *(["its Tier-2 summary"] if has_summary else []),
+        f"its {chunks} saved exchange{'s' if chunks != 1 else ''} and its focus announcements",
+        "their full-text entries and vectors",
+    ]
+    facts = [f.id for f in store.facts.of_session(sid, 1000)]
+    hyps = [h.id for h in Hypotheses(store.db, store.uid).in_session(sid)]
+    for what, ids in (("facts", facts), ("hypotheses", hyps)):
+        if ids:
+            refs = ", ".join(f"#{i}" for i in ids[:20]) + (" …" if len(ids) > 20 else "")
+            lines.append(f"kept, without the link to it: {what} {refs}")
+    return lines
+
+
+# -- finding what holds a text (bigmind purge) ------------------------------------------------------
+@dataclass(slots=True)
+class Found:
+    """Every memory of the user holding a text, and where else it is that forget leaves alone."""
+
+    text: str
+    targets: list[Target] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # matches the user may not forget
+    elsewhere: list[str] = field(default_factory=list)
+
+
+def find(store: Store, text: str) -> Found:
+    """Every memory of ``store``'s user, of every kind, whose text contains ``text`` (any case,
+    a plain substring, not words). A memory inside a matching session is not listed again."""
+    needle = check_text("text", text, limits.QUERY)
+    if len(needle) < MIN_MATCH:
+        raise InvalidInput(f"Give at least {MIN_MATCH} characters to match; got {needle!r}.")
+    db, uid = store.db, store.uid
+    found = Found(needle)
+    out = found.targets
+
+    def label(t: str | None) -> str:
+        return _excerpt(t, needle)
+
+    sessions = {r["id"]: r for r in store.sessions.holding(needle, FIND_LIMIT)}
+    for r in sessions.values():
+        out.append(Target("session", r["id"], f"{r['started_at'][:10]} {label(r['one_liner'])}"))
+    for r in store.sessions.summaries_holding(needle, FIND_LIMIT):
+        if r["id"] not in sessions:
+            out.append(
+                Target("summary", r["id"], f"{r['started_at'][:10]} {label(r['one_liner'])}")
+            )
+    for r in store.chunks.holding(needle, FIND_LIMIT):
+        if r["session_id"] not in sessions:
+            out.append(Target("chunk", str(r["id"]), label(r["content"])))
+    facts = {int(r["id"]): r for r in store.facts.holding(needle, FIND_LIMIT)}
+    for fid, r in facts.items():
+        out.append(Target("fact", str(fid), f"[{r['category']}] {label(r['fact'])}"))
+    for fid in FactHistory(db, uid).holding(needle, FIND_LIMIT):
+        f = None if fid in facts else store.facts.get(fid)
+        if f is not None:
+            out.append(
+                Target(
+                    "fact", str(fid), f"[{f.category}] {label(f.fact)} (an earlier version matches)"
+                )
+            )
+    for r in Hypotheses(db, uid).holding(needle, FIND_LIMIT):
+        out.append(Target("hypothesis", str(r["id"]), label(r["hypothesis"])))
+    for fa in FocusAnnouncements(db, uid).holding(needle, FIND_LIMIT):
+        if fa.session_id not in sessions:
+            out.append(Target("focus", str(fa.id), label(fa.description)))
+    for p in People(db, uid).holding(needle, FIND_LIMIT):
+        try:
+            _may_forget_person(store, p.id, p.username)
+        except Forbidden as exc:
+            found.refused.append(f"person #{p.id} @{p.username}: {exc}")
+            continue
+        out.append(Target("person", str(p.id), f"@{p.username} {label(p.notes or p.role)}"))
+    _elsewhere(store, found)
+    return found
+
+
+def _elsewhere(store: Store, found: Found) -> None:
+    """Where else the text is that forget does not delete, with how to change it."""
+    needle = found.text.casefold()
+    prof = store.get_profile()
+    if any(
+        needle in (v or "").casefold() for v in (prof.role, prof.preferences, prof.pinned_facts)
+    ):
+        found.elsewhere.append("your profile (change it with memory_update_profile)")
+    entries = Knowledge(store.db, store.uid).holding(found.text, FIND_LIMIT)
+    if entries:
+        ids = ", ".join(f"#{i}" for i in entries[:20])
+        found.elsewhere.append(
+            f"company knowledge you promoted: {ids} (a curator deprecates it on the profile page)"
+        )
+    saves = Savings(store.db, store.uid).holding(found.text)
+    if saves:
+        found.elsewhere.append(f"{saves} token-savings log entries (memory_log_token_save notes)")
+
+
+# -- forgetting ------------------------------------------------------------------------------------
+def forget(store: Store, targets: Sequence[Target]) -> Forgotten:
+    """Delete ``targets`` (from :func:`resolve` or :func:`find`) in one transaction, then scrub
+    the files. Returns what went and what stayed."""
+    started = time.perf_counter()
+    done = Forgotten(list(targets))
+    rewrite: set[str] = set()
+    tidy = {"memory_usage", "embeddings"}
+    bulk = upkeep.bulk_deletes if len(targets) > BULK else _one_by_one
+    with store.db.transaction() as tx, bulk(tx):
+        for t in _without_repeats(targets):
+            _forget_one(store, tx, t, done)
+            rewrite.update(TEXT_TABLES[t.kind])
+            tidy.update(LINK_TABLES.get(t.kind, ()))
+            done.vector_kinds.update(VECTOR_KINDS[t.kind])
+        tidy.update(table(k) for k in done.vector_kinds if tx.table_exists(table(k)))
+        upkeep.drop_samples(tx, sorted(rewrite))
+    done.scrub = store.db.scrub(sorted(rewrite), sorted(tidy - rewrite))
+    done.seconds = time.perf_counter() - started
+    return done
+
+
+@contextmanager
+def _one_by_one(tx: Tx) -> Iterator[None]:
+    """A few memories: FTS5 removes each one's terms as it goes (secure-delete)."""
+    yield
+
+
+def _without_repeats(targets: Sequence[Target]) -> list[Target]:
+    """Each memory once; what a forgotten session takes with it is not named again."""
+    sessions = {t.id for t in targets if t.kind == "session"}
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for t in targets:
+        if (t.kind, t.id) in seen or (t.kind == "summary" and t.id in sessions):
+            continue
+        seen.add((t.kind, t.id))
+        out.append(t)
+    return out
+
+
+def _forget_one(store: Store, tx: Tx, t: Target, done: Forgotten) -> None:
+    db, uid = store.db, store.uid
+    if t.kind == "fact":
+        done.count("earlier versions", FactHistory(db, uid).delete(tx, [int(t.id)]))
+        gone = store.facts.delete(tx, [int(t.id)])
+        done.count("facts", len(gone))
+        _derived(tx, "fact", gone, uid, done)
+    elif t.kind == "chunk":
+        chunk = store.chunks.get(int(t.id), tx)
+        if chunk is not None:
+            # The next exchanges' context vectors were made with this one's text: re-made.
+            VectorStore.forget(
+                tx, "chunk_context", store.chunks.following(tx, chunk, CONTEXT_TURNS)
+            )
+            _chunks(store, tx, [chunk.id], done)
+    elif t.kind == "summary":
+        _summary(store, tx, t.id, done)
+    elif t.kind == "session":
+        _session(store, tx, t.id, done)
+    elif t.kind == "hypothesis":
+        if Hypotheses(db, uid).delete(tx, int(t.id)):
+            done.count("hypotheses", 1)
+            _derived(tx, "hypothesis", [t.id], uid, done)
+    elif t.kind == "person":
+        if People(db, uid).delete(tx, int(t.id)):
+            done.count("people", 1)
+            _derived(tx, "person", [t.id], None, done)
+    else:
+        gone = FocusAnnouncements(db, uid).delete(tx, [int(t.id)])
+        done.count("focus announcements", len(gone))
+
+
+def _chunks(store: Store, tx: Tx, ids: list[int], done: Forgotten) -> None:
+    gone = store.chunks.delete(tx, ids)
+    done.count("exchanges", len(gone))
+    _derived(tx, "chunk", gone, store.uid, done)
+    done.count("vectors", VectorStore.forget(tx, "chunk_context", gone))
+
+
+def _summary(store: Store, tx: Tx, session_id: str, done: Forgotten) -> None:
+    if store.sessions.delete_summary(tx, session_id):
+        done.count("summaries", 1)
+        _derived(tx, "summary", [session_id], store.uid, done)
+
+
+def _session(store: Store, tx: Tx, session_id: str, done: Forgotten) -> None:
+    db, uid = store.db, store.uid
+    _chunks(store, tx, store.chunks.ids_of_session(tx, session_id), done)
+    _summary(store, tx, session_id, done)
+    gone = FocusAnnouncements(db, uid).delete_of_session(tx, session_id)
+    done.count("focus announcements", len(gone))
+    for kind, ids in (
+        ("facts", store.facts.unlink_session(tx, session_id)),
+        ("hypotheses", Hypotheses(db, uid).unlink_session(tx, session_id)),
+    ):
+        if ids:
+            done.kept.setdefault(kind, []).extend(str(i) for i in ids)
+    Savings(db, uid).unlink_session(tx, session_id)
+    Knowledge(db, uid).unlink_session(tx, session_id)
+    if store.sessions.delete(tx, session_id):
+        done.count("sessions", 1)
+
+
+def _derived(tx: Tx, kind: str, ids: Sequence[object], owner: str | None, done: Forgotten) -> None:
+    """A memory's vector and use counts (``owner`` None: a shared memory, everyone's counts)."""
+    done.count("vectors", VectorStore.forget(tx, kind, ids))
+    done.count("use counts", usage.forget(tx, kind, ids, owner))
+    done.uses += [(kind, str(i)) for i in ids]
