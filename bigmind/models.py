@@ -157,3 +157,4 @@ class Hit(Record):
     category: str | None = None
     confidence: float | None = None
     deprecated: bool = False
+    rivals: tuple[dict[str, Any], ...] = ()  # a fact's rivals (bigmind.memory.rivals)

@@ -7,7 +7,7 @@ here, so the MCP tools and the CLI reject the same inputs with the same words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bigmind import limits
@@ -40,6 +40,7 @@ from bigmind.storage.db import Backend, Tx
 from bigmind.storage.facts import Facts, fact_from_row
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
+from bigmind.storage.links import FactLinks
 from bigmind.storage.profile import Profiles
 from bigmind.storage.sessions import TOPIC_MATCH, Sessions, session_from_row, topic_pattern
 from bigmind.storage.users import Users
@@ -82,6 +83,7 @@ class Store:
         self.user = self._ensure_user(username)
         self.sessions = Sessions(backend, self.uid)
         self.facts = Facts(backend, self.uid)
+        self.links = FactLinks(backend, self.uid)
         self.chunks = Chunks(backend, self.uid)
         self.profiles = Profiles(backend, self.uid)
 
@@ -247,8 +249,12 @@ class Store:
         confidence: float = 1.0,
         session_id: str | None = None,
         importance: int = 5,
+        *,
+        then: Callable[[Tx, Fact], None] | None = None,
     ) -> tuple[Fact, bool, SessionRef | None]:
-        """Store a fact. Returns (fact, created, session); an identical active fact is reused."""
+        """Store a fact. Returns (fact, created, session); an identical active fact is reused.
+        ``then`` runs in the same transaction once a new fact is inserted (the duplicate and
+        conflict check records its outcome there)."""
         cat = check_category(category)
         text = check_text("fact", fact, limits.FACT)
         conf = check_unit("confidence", confidence)
@@ -270,6 +276,8 @@ class Store:
                 digest=digest,
                 ts=ts,
             )
+            if then is not None:
+                then(tx, created)
         return created, True, ref
 
     def get_fact(self, fact_id: int) -> Fact:
@@ -290,6 +298,7 @@ class Store:
             )
         with self.db.transaction() as tx:
             self.facts.deprecate(tx, fact_id, why, now_ts())
+            self.links.settle(tx, fact_id)
         return self.get_fact(fact_id)
 
     def restore_fact(self, fact_id: int) -> Fact:
@@ -305,6 +314,7 @@ class Store:
                     " would duplicate it. Nothing changed."
                 )
             self.facts.restore(tx, fact_id, now_ts())
+            self.links.undo_replacement(tx, fact_id)
         return self.get_fact(fact_id)
 
     def facts_by_ids(self, ids: Sequence[int]) -> list[Fact]:

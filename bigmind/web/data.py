@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Generic, TypeVar
 
 from bigmind.errors import InvalidInput
 from bigmind.limits import RESULTS
-from bigmind.memory import globalkb, journal, users
+from bigmind.memory import globalkb, journal, rivals, users
 from bigmind.memory import people as people_mod
 from bigmind.memory.globalkb import GlobalEntry
 from bigmind.memory.journal import Hypothesis
@@ -332,6 +332,7 @@ class FactRow:
     fact: Fact
     why: str | None  # why a query matched it; None when listing
     session_one_liner: str | None  # provenance; None when the fact has no source session
+    rivals: tuple[rivals.Rival, ...] = ()  # conflicting facts (⚠️), and what replaced it
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,6 +350,13 @@ def _fact_row(r: Row, why: str | None = None) -> FactRow:
     has_session = r.pop("session_ref") is not None
     line = r.pop("session_one_liner")
     return FactRow(fact_from_row(r), why, (line or "") if has_session else None)
+
+
+def _with_rivals(store: Store, rows: list[FactRow]) -> list[FactRow]:
+    """The rows with each fact's rivals and history (what it superseded or absorbed, what
+    superseded it or it was merged into)."""
+    found = rivals.rivals_of(store, [r.fact for r in rows], history=True)
+    return [replace(r, rivals=tuple(found.get(r.fact.id, ()))) for r in rows]
 
 
 def _status_ok(fact: Fact, status: str) -> bool:
@@ -374,7 +382,7 @@ def facts(
     if not q:
         total = store.facts.count(status, cat)
         rows = store.facts.page_with_sessions(status, cat, n, _offset(page, n))
-        items = [_fact_row(r) for r in rows]
+        items = _with_rivals(store, [_fact_row(r) for r in rows])
         return FactsView(Page(items, page_number(page), n, total), "", cat, status, categories, "")
     found = (recall or Recall(store, None)).search(
         q, limit=SEARCH_POOL, kinds=["fact"], include_deprecated=status != "active"
@@ -390,7 +398,8 @@ def facts(
         if _status_ok(fr.fact, status) and (cat is None or fr.fact.category == cat):
             matched.append(fr)
     start = _offset(page, n)
-    shown = Page(matched[start : start + n], page_number(page), n, len(matched))
+    page_rows = _with_rivals(store, matched[start : start + n])
+    shown = Page(page_rows, page_number(page), n, len(matched))
     word = "fact matches" if len(matched) == 1 else "facts match"
     note = f"{len(matched)} {word} “{q}”"
     if len(found.hits) >= SEARCH_POOL:

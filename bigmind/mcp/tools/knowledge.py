@@ -12,7 +12,7 @@ from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId
-from bigmind.memory import dedup
+from bigmind.memory import dedup, rivals
 from bigmind.runtime import Runtime
 
 Query = Annotated[
@@ -39,10 +39,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             query, limit, kinds, mode=mode, include_deprecated=include_deprecated
         )
         rt.used(query, found.hits)
-        text = render.hits(found.hits, query, what)
+        hits = rivals.with_rivals(rt.store, found.hits)
+        text = render.hits(hits, query, what)
         if found.note:
             text += "\n" + found.note
-        return result(text, results=[h.as_dict() for h in found.hits], note=found.note or None)
+        text += render.notices(rt.notices())
+        return result(text, results=[h.as_dict() for h in hits], note=found.note or None)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
@@ -101,7 +103,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         Triggers: a preference or constraint, an architectural decision, a bug's root cause and
         fix, what a module does. One truth per call; never secrets. A repeat, even reworded,
-        returns its id; a close but different fact is flagged as a possible conflict.
+        returns its id; a contradicting fact is linked to its rival, and one saying it
+        replaces another ("instead of", "no longer", "upgraded to") retires it.
         """
         r = dedup.store_fact(
             rt.store, rt.semantic, category, fact, confidence, session_id, importance
@@ -121,12 +124,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         if r.created and not r.semantic_checked and sem is not None:
             st = sem.status()
             if st.state not in ("off", "unavailable"):
-                text += f"\n(Only an exact-repeat check ran: semantic search {st.state}.)"
-        for other, sim in r.conflicts:
-            text += (
-                f"\n⚠️ Possible conflict with fact #{other.id} (similarity {sim:.2f}): "
-                f"{other.fact!r}. If one is outdated, memory_deprecate_fact it."
-            )
+                text += (
+                    f"\n(Only an exact-repeat check ran: semantic search {st.state}. The"
+                    " duplicate and conflict check runs once the model is ready.)"
+                )
+        for o in r.outcomes:
+            text += "\n" + o.describe()
+        text += render.notices(rt.notices())
         return result(
             text,
             fact_id=f.id,
@@ -136,6 +140,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             possible_conflicts=[
                 {"fact_id": o.id, "similarity": round(s, 3)} for o, s in r.conflicts
             ],
+            supersedes=[o.other.id for o in r.outcomes if o.kind == "supersedes"],
+            merged=[o.other.id for o in r.outcomes if o.kind == "merged"],
         )
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
