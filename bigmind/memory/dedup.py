@@ -172,7 +172,9 @@ def check_pending(store: Store, semantic: Semantic, limit: int = CHECK_BATCH) ->
     todo = store.facts.unchecked(limit)
     outcomes: list[Outcome] = []
     checked = seen = 0
-    for fact in todo:
+    for listed in todo:
+        # As it is now: an earlier fact of this batch may have merged or superseded it.
+        fact = store.facts.get(listed.id) or listed
         vec = None
         if not fact.deprecated:
             vec = semantic.embed_query(fact_embedding_text(fact.category, fact.fact))
@@ -213,8 +215,9 @@ def _act(store: Store, tx: Tx, fact: Fact, near: Sequence[Near], ts: str) -> lis
             out.append(Outcome(SUPERSEDES, newer, older, n.similarity, n.verdict.why))
             if older.id == fact.id:
                 break
-        elif kind == CONFLICT:
-            store.links.add(tx, newer.id, older.id, CONFLICT, n.verdict.why, n.similarity, ts)
+        elif kind == CONFLICT and store.links.add(
+            tx, newer.id, older.id, CONFLICT, n.verdict.why, n.similarity, ts
+        ):
             out.append(Outcome(CONFLICT, fact, other, n.similarity, n.verdict.why))
     return out
 
