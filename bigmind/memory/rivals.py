@@ -9,7 +9,7 @@ history (what it superseded, what was merged into it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,7 +52,7 @@ class Rival(Record):
     category: str
     date: str
     relation: str  # conflicts | superseded_by | supersedes | merged_into | merged_from
-    newer: bool  # stored after the fact shown
+    newer: bool  # stored after the fact shown (a higher id)
     why: str | None
     settle: str | None  # for a conflict: the calls that settle it
 
@@ -79,60 +79,57 @@ class Rival(Record):
         return f"🔀 merged from #{self.fact_id} (the same claim; kept as deprecated): {quoted}"
 
 
-def _age(f: Fact) -> tuple[str, int]:
-    return (f.created_at or "", f.id)
-
-
-def _rival(shown: Fact, link: Linked) -> Rival:
+def _rival(shown: int, link: Linked) -> Rival:
     other = link.fact
     settle = None
     if link.kind == "conflict":
-        older, newer = sorted((shown, other), key=_age)
-        settle = settle_call(older.id, newer.id)
+        settle = settle_call(min(shown, other.id), max(shown, other.id))
     return Rival(
         other.id,
         other.fact,
         other.category,
         day_of(other.created_at),
         _RELATION[(link.kind, link.outgoing)],
-        _age(other) > _age(shown),
+        other.id > shown,
         link.why,
         settle,
     )
 
 
 def rivals_of(
-    store: Store, facts: Sequence[Fact], *, history: bool = False
+    store: Store, facts: Mapping[int, bool], *, history: bool = False
 ) -> dict[int, list[Rival]]:
-    """Each fact's rivals, newest first: for an active fact the active facts it conflicts
-    with; for a deprecated one what replaced it; with ``history``, every link."""
-    by_id = {f.id: f for f in facts}
+    """Each fact's rivals (``facts``: id → deprecated?), newest first: for an active fact the
+    active facts it conflicts with; for a deprecated one what replaced it; with ``history``,
+    every link."""
     out: dict[int, list[Rival]] = {}
-    for link in store.links.of_facts(list(by_id)):
-        shown = by_id[link.shown]
-        rival = _rival(shown, link)
-        if _wanted(shown, link, rival, history):
-            out.setdefault(shown.id, []).append(rival)
+    for link in store.links.of_facts(list(facts)):
+        rival = _rival(link.shown, link)
+        if rival.relation == CONFLICTS:
+            wanted = not link.fact.deprecated and not facts[link.shown]
+        else:
+            wanted = history or (facts[link.shown] and rival.relation in REPLACED)
+        if wanted:
+            out.setdefault(link.shown, []).append(rival)
     return out
 
 
-def _wanted(shown: Fact, link: Linked, rival: Rival, history: bool) -> bool:
-    if rival.relation == CONFLICTS:
-        return not link.fact.deprecated and not shown.deprecated
-    return history or (bool(shown.deprecated) and rival.relation in REPLACED)
+def of_facts(facts: Sequence[Fact]) -> dict[int, bool]:
+    """The ``facts`` argument of :func:`rivals_of` for these facts."""
+    return {f.id: bool(f.deprecated) for f in facts}
 
 
 def notes_of(store: Store, facts: Sequence[Fact]) -> dict[int, list[str]]:
     """The lines shown under each fact (the packet): its rivals' notes."""
-    return {i: [r.note() for r in rs] for i, rs in rivals_of(store, facts).items()}
+    return {i: [r.note() for r in rs] for i, rs in rivals_of(store, of_facts(facts)).items()}
 
 
 def with_rivals(store: Store, hits: Sequence[Hit]) -> list[Hit]:
     """Search hits with each fact's rivals (``Hit.rivals``: their fields and note)."""
-    ids = [int(h.id) for h in hits if h.kind == "fact"]
-    if not ids:
+    shown = {int(h.id): h.deprecated for h in hits if h.kind == "fact"}
+    if not shown:
         return list(hits)
-    found = rivals_of(store, store.facts.by_ids(ids, status="all"))
+    found = rivals_of(store, shown)
     out = []
     for h in hits:
         rs = found.get(int(h.id), []) if h.kind == "fact" else []

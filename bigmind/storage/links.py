@@ -86,8 +86,8 @@ class FactLinks(Table):
         )
 
     def of_facts(self, ids: Sequence[int], tx: Tx | None = None) -> list[Linked]:
-        """Every link of these facts, with the fact at its other end (any state), newest
-        other fact first."""
+        """Every link of these facts, with the fact at its other end (any state), the most
+        recently stored other fact first."""
         if not ids:
             return []
         rows = self._run(tx)(
@@ -100,7 +100,7 @@ class FactLinks(Table):
             (self.uid, *ids, self.uid, *ids),
         )
         found = [_linked(r) for r in rows]
-        found.sort(key=lambda x: (x.fact.created_at or "", x.fact.id), reverse=True)
+        found.sort(key=lambda x: x.fact.id, reverse=True)
         return found
 
     def since(self, ts: str, kinds: Sequence[str], limit: int) -> tuple[int, list[Row]]:

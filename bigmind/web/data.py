@@ -355,7 +355,7 @@ def _fact_row(r: Row, why: str | None = None) -> FactRow:
 def _with_rivals(store: Store, rows: list[FactRow]) -> list[FactRow]:
     """The rows with each fact's rivals and history (what it superseded or absorbed, what
     superseded it or it was merged into)."""
-    found = rivals.rivals_of(store, [r.fact for r in rows], history=True)
+    found = rivals.rivals_of(store, rivals.of_facts([r.fact for r in rows]), history=True)
     return [replace(r, rivals=tuple(found.get(r.fact.id, ()))) for r in rows]
 
 
