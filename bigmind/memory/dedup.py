@@ -30,16 +30,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bigmind.memory.claims import CONFLICT, DUPLICATE, SUPERSEDES, Verdict, claims_of, judge
-from bigmind.memory.rivals import settle_call
+from bigmind.memory.rivals import quote, settle_call
 from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import Pending, fact_embedding_text
 from bigmind.storage.db import Tx
 from bigmind.storage.store import Store
 
-NEIGHBOURS = 5  # nearest facts each fact is checked against
+NEIGHBOURS = 5  # nearest active facts each fact is checked against
+NEAREST = 20  # vectors looked at to find them (deprecated facts keep theirs)
 CHECK_BATCH = 32  # unchecked facts per background pass (the next pass takes the rest)
-PREVIEW = 160  # characters of a fact quoted in a report
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,18 +58,18 @@ class Outcome:
         if self.kind == "merged":
             return (
                 f"🔀 Merged duplicate fact #{b.id} into #{a.id} (the same claim in other words, "
-                f"{sim}; uses and provenance kept): {_quote(a.fact)} — #{b.id} read "
-                f"{_quote(b.fact)} and is deprecated (restore it on the profile page if wrong)."
+                f"{sim}; uses and provenance kept): {quote(a.fact)} — #{b.id} read "
+                f"{quote(b.fact)} and is deprecated (restore it on the profile page if wrong)."
             )
         if self.kind == SUPERSEDES:
             return (
-                f"↪️ Fact #{a.id} supersedes #{b.id} ({self.why}): {_quote(a.fact)} — #{b.id} "
-                f"{_quote(b.fact)} is deprecated and hidden from context and search."
+                f"↪️ Fact #{a.id} supersedes #{b.id} ({self.why}): {quote(a.fact)} — #{b.id} "
+                f"{quote(b.fact)} is deprecated and hidden from context and search."
             )
         older, newer = sorted((a, b), key=lambda f: f.id)
         return (
-            f"⚠️ Fact #{newer.id} {_quote(newer.fact)} conflicts with #{older.id} "
-            f"{_quote(older.fact)} ({self.why}, {sim}). Settle it: "
+            f"⚠️ Fact #{newer.id} {quote(newer.fact)} conflicts with #{older.id} "
+            f"{quote(older.fact)} ({self.why}, {sim}). Settle it: "
             f"{settle_call(older.id, newer.id)}."
         )
 
@@ -106,10 +106,10 @@ def candidates(
 ) -> list[tuple[Fact, float]]:
     """The facts a fact is checked against: the user's active facts nearest in meaning, most
     similar first. (The one place that says which facts may be duplicates or rivals.)"""
-    found = semantic.vectors.knn("fact", store.uid, vector, NEIGHBOURS + 1)
+    found = semantic.vectors.knn("fact", store.uid, vector, NEAREST)
     sims = {int(n.item_id): n.similarity for n in found if int(n.item_id) != exclude}
-    ranked = sorted(sims, key=lambda i: -sims[i])[:NEIGHBOURS]
-    return [(f, sims[f.id]) for f in store.facts_by_ids(ranked)]
+    ranked = sorted(sims, key=lambda i: -sims[i])
+    return [(f, sims[f.id]) for f in store.facts_by_ids(ranked)][:NEIGHBOURS]
 
 
 # -- at write time ------------------------------------------------------------------------------
@@ -242,8 +242,3 @@ def _merge(store: Store, tx: Tx, keep: Fact, lose: Fact, similarity: float, ts: 
     store.facts.deprecate(tx, lose.id, f"merged into #{keep.id}", ts)
     store.links.settle(tx, lose.id)
     store.links.add(tx, keep.id, lose.id, "merged", "same claim", similarity, ts)
-
-
-def _quote(text: str) -> str:
-    text = " ".join(text.split())
-    return f"“{text if len(text) <= PREVIEW else text[: PREVIEW - 1] + '…'}”"

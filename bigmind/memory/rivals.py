@@ -62,7 +62,7 @@ class Rival(Record):
 
     def note(self) -> str:
         """One line saying what this fact is to the one shown."""
-        quoted = _quote(self.fact)
+        quoted = quote(self.fact)
         if self.relation == CONFLICTS:
             age = "newer" if self.newer else "older"
             why = f"; {self.why}" if self.why else ""
@@ -141,6 +141,7 @@ def _as_dict(r: Rival) -> dict[str, Any]:
     return r.as_dict() | {"note": r.note()}
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
+    """A fact's text in quotes, cut to :data:`PREVIEW` characters."""
     text = " ".join(text.split())
     return f"“{text if len(text) <= PREVIEW else text[: PREVIEW - 1] + '…'}”"

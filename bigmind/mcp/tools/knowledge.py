@@ -103,8 +103,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         Triggers: a preference or constraint, an architectural decision, a bug's root cause and
         fix, what a module does. One truth per call; never secrets. A repeat, even reworded,
-        returns its id; a contradicting fact is linked to its rival, and one saying it
-        replaces another ("instead of", "no longer", "upgraded to") retires it.
+        returns its id; a contradiction is linked to its rival.
         """
         r = dedup.store_fact(
             rt.store, rt.semantic, category, fact, confidence, session_id, importance
