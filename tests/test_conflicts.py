@@ -10,14 +10,19 @@ backends, through a real MCP client where tools are involved).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from fastmcp import Client
-from mcp_calls import Cli, call
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp_calls import BIGMIND, Cli, call
+from starlette.testclient import TestClient
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
@@ -30,6 +35,7 @@ from bigmind.storage.db import SQLiteBackend
 from bigmind.storage.migrations import MIGRATIONS, migrate
 from bigmind.storage.store import Store
 from bigmind.web import data as webdata
+from bigmind.web.app import create_app
 
 pytestmark = pytest.mark.anyio
 
@@ -101,6 +107,11 @@ async def test_rivals_are_shown_together_wherever_a_fact_is_shown(sem_runtime: R
         rows = {r.fact.id: r for r in webdata.facts(rt.store, rt.recall()).rows.items}
         (rival,) = rows[kafka].rivals
         assert (rival.fact_id, rival.warning, rival.newer) == (rabbit, True, True)
+        with TestClient(create_app(rt), base_url="http://127.0.0.1:7700") as web:
+            page = web.get("/facts").text
+        assert page.count('class="rival conflict"') == 2  # under each of the two
+        assert f'⚠️ conflicts with <a href="#fact-{rabbit}">#{rabbit}</a> (newer' in page
+        assert f"memory_deprecate_fact({kafka}, reason=&#34;superseded by #{rabbit}&#34;)" in page
 
         # Settled: the older one deprecated, no rival is shown any more.
         await call(client, "memory_deprecate_fact", fact_id=kafka, reason="moved to RabbitMQ")
@@ -313,3 +324,49 @@ def test_the_migration_counts_existing_facts_as_checked(db_path: Path) -> None:
         assert store.facts.unchecked(10) == []
     finally:
         backend.close()
+
+
+# -- over stdio: one process without a model, the next with it ------------------------------------
+def _stdio(settings: Settings, **env: str) -> StdioServerParameters:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    full.update(BIGMIND_DB_PATH=str(settings.db_path), BIGMIND_USER=settings.user, **env)
+    if settings.db_url:
+        full["BIGMIND_DB_URL"] = settings.db_url
+    return StdioServerParameters(command=str(BIGMIND), args=["serve"], env=full)
+
+
+@pytest.mark.e2e
+async def test_over_stdio_a_process_without_the_model_is_checked_by_the_next(
+    settings: Settings, model_dir: Path, tmp_path: Path
+) -> None:
+    """A client that starts a server per call never gives it time to load the model: what it
+    stored is merged and linked by the next server that has the model, and that server says so."""
+    with (tmp_path / "err.log").open("w") as err:
+        off = _stdio(settings, BIGMIND_EMBED_MODEL="off")
+        async with stdio_client(off, errlog=err) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            r = await s.call_tool("memory_start_session", {})
+            sid = (r.structured_content or {})["session_id"]
+            ids = []
+            for fact in (PYTEST, KAFKA, PYTEST_AGAIN, RABBIT):
+                r = await s.call_tool("memory_store_fact", {"category": "codebase", "fact": fact})
+                ids.append((r.structured_content or {})["fact_id"])
+        on = _stdio(settings, BIGMIND_EMBED_MODEL=str(model_dir))
+        async with stdio_client(on, errlog=err) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            diff = ""
+            for _ in range(600):  # the model loads, then the backlog is embedded and checked
+                r = await s.call_tool("memory_diff_sessions", {"since_session_id": sid})
+                diff = r.content[0].text
+                if "Duplicates merged" in diff and "Conflicts found" in diff:
+                    break
+                await anyio.sleep(0.1)
+            assert f"#{ids[2]} {PYTEST_AGAIN} → merged into #{ids[0]}" in diff, diff
+            assert f"⚠️ #{ids[3]} {RABBIT} conflicts with #{ids[1]}" in diff
+            r = await s.call_tool("memory_recall", {"query": "which broker do payments use"})
+            text = r.content[0].text
+            assert "Since the last reply (memory upkeep)" in text
+            assert f"Merged duplicate fact #{ids[2]} into #{ids[0]}" in text
+            results = by_id((r.structured_content or {})["results"])
+            assert [x["fact_id"] for x in results[ids[1]]["rivals"]] == [ids[3]]
+            assert f"⚠️ conflicts with #{ids[3]} (newer" in text
