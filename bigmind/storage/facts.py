@@ -31,8 +31,9 @@ def fact_from_row(row: Row) -> Fact:
     return Fact(**row)
 
 
-def _confidence(value: object) -> float:
-    return 1.0 if value is None else float(value)  # type: ignore[arg-type]
+def _confidence(value: float | None) -> float:
+    """A stored confidence (NULL, from the plan's first schema, reads as 1.0)."""
+    return 1.0 if value is None else float(value)
 
 
 def _status(status: str) -> str:
@@ -163,13 +164,13 @@ class Facts(Table):
         )
 
     # -- lists -----------------------------------------------------------------------------
-    def by_ids(self, ids: Sequence[int], *, status: str = "active") -> list[Fact]:
-        """The facts with these ids (active ones, or of another status), in the order given."""
+    def by_ids(self, ids: Sequence[int]) -> list[Fact]:
+        """The active facts with these ids, in the order given."""
         if not ids:
             return []
         rows = self.db.query(
             f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.id IN ({marks(ids)})"
-            f" AND +f.user_id = ?{_status(status)}",
+            f" AND +f.user_id = ? AND {ACTIVE}",
             (*ids, self.uid),
         )
         by_id = {int(r["id"]): fact_from_row(r) for r in rows}
