@@ -161,3 +161,4 @@ class Hit(Record):
     confidence: float | None = None
     deprecated: bool = False
     project: str | None = None  # set when the hit is from another project than the current one
+    rivals: tuple[dict[str, Any], ...] = ()  # a fact's rivals (bigmind.memory.rivals)

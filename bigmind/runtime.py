@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,12 +24,14 @@ from bigmind.storage.store import Store
 if TYPE_CHECKING:
     from bigmind.memory.forget import Forgotten
     from bigmind.models import Hit
+    from bigmind.search.embedder import Embedder
     from bigmind.search.recall import Recall
     from bigmind.search.semantic import Semantic
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 RESTART_DELAY_S = 0.5  # long enough for the reply to reach the client
+NOTICES = 20  # reports kept for the next reply (older ones are in memory_diff_sessions)
 
 
 class Runtime:
@@ -44,9 +47,12 @@ class Runtime:
         exit_process: Callable[[int], None] = os._exit,
         *,
         background: bool = False,
+        loader: Callable[[Settings], Embedder | None] | None = None,
     ) -> None:
         self.settings = settings
         self.background = background
+        self._loader = loader  # the embedding model's loader (default: the configured model)
+        self._notices: deque[str] = deque(maxlen=NOTICES)
         self._store: Store | None = None
         self._semantic: Semantic | None = None
         self._parts: dict[str, Any] = {}  # attached by the layers above (the profile page)
@@ -81,10 +87,21 @@ class Runtime:
         backend = open_database(s)
         store = Store(backend, s.user, mode=s.mode, project=project.detect(os.getcwd(), s.project))
         if self.background:
+            from bigmind.memory import dedup
+            from bigmind.search.embedder import load_embedder
             from bigmind.search.semantic import Semantic
 
-            self._semantic = Semantic(backend, s)
-            self._semantic.start()
+            sem = Semantic(backend, s, loader=self._loader or load_embedder)
+
+            def check() -> bool:
+                """Facts stored before the model was ready: checked now, outcomes reported."""
+                done = dedup.check_pending(store, sem)
+                self.notice(*(o.describe() for o in done.outcomes))
+                return done.more
+
+            sem.after_embedding(check)
+            self._semantic = sem
+            sem.start()
         return store
 
     @property
@@ -138,6 +155,18 @@ class Runtime:
         except (BigMindError, store.db.Error) as exc:
             log.warning("usage counts not written yet: %s", exc)
             return 0
+
+    def notice(self, *lines: str) -> None:
+        """Something happened in the background that the agent should hear of (a merge, a
+        conflict found): told in the next reply that shows notices."""
+        self._notices.extend(lines)
+
+    def notices(self) -> list[str]:
+        """The notices not told yet (each is told once)."""
+        out = []
+        while self._notices:
+            out.append(self._notices.popleft())
+        return out
 
     def wrote(self) -> None:
         """A tool stored something: let the background embedder pick it up."""

@@ -9,6 +9,7 @@ the fixtures for a leak; every value is random and belongs to no account.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import random
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from bigmind.models import now_ts
 from bigmind.storage.db import Backend
+from bigmind.storage.fact_history import FactHistory
 from bigmind.storage.focus import FocusAnnouncements
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
@@ -253,6 +255,12 @@ def seed_raw(store: Store, fakes: Fakes) -> Planted:
             ts=ts,
         )
         store.facts.deprecate(tx, old.id, f"rotated: {secret('facts', 'npm-token')}", ts)
+        earlier = dataclasses.replace(
+            fact, fact=f"The CI used {secret('fact_history', 'github-token')} before"
+        )
+        FactHistory(store.db, store.uid).file(
+            tx, earlier, f"rotated {secret('fact_history', 'slack-bot-token')}", ts
+        )
         store.chunks.append(
             tx,
             sid,

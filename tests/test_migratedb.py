@@ -15,6 +15,7 @@ import pytest
 
 from bigmind.cli.main import main
 from bigmind.memory import correct, focus, globalkb, journal, people, savings
+from bigmind.models import now_ts
 from bigmind.search import keyword
 from bigmind.search.vectors import SOURCES, Pending, VectorStore
 from bigmind.storage.connect import connect, connect_pg
@@ -34,8 +35,12 @@ def _fill(store: Store, who: str) -> None:
     f, _, _ = store.store_fact("decision", f"{who} chose RabbitMQ as the message broker", 0.9, s.id)
     store.store_fact("preference", f"{who} prefers pytest over unittest", importance=8)
     store.deprecate_fact(f.id, "replaced")
-    k, _, _ = store.store_fact("decision", f"{who} chose Kafka as the message broker")
-    correct.update_fact(store, None, k.id, fact=f"{who} chose Kafka 3.7 as the broker", reason="v")
+    kafka, _, _ = store.store_fact("decision", f"{who} chose Kafka as the message broker")
+    with store.db.transaction() as tx:
+        store.links.add(tx, kafka.id, f.id, "supersedes", "replaces rabbitmq", 0.8, now_ts())
+    correct.update_fact(
+        store, None, kafka.id, fact=f"{who} chose Kafka 3.7 as the broker", reason="v"
+    )
     store.append_chunk(f"{who}: which broker do we use?", s.id, "user")
     store.append_chunk(f"{who}: Kafka, since last Tuesday.", s.id, "assistant", "decision")
     h, _ = journal.add(store, f"{who}: the cache will fix the latency", 0.6, s.id)

@@ -11,7 +11,7 @@ from mcp_calls import call
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
-from bigmind.memory import dedup
+from bigmind.memory import claims, dedup
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
 from bigmind.search.recall import Recall
@@ -173,8 +173,8 @@ def test_duplicates_and_conflicts(sem_runtime: Runtime) -> None:
     assert never.created  # a negation is a conflict, not a duplicate
     assert [f.id for f, _s in never.conflicts] == [deploy.fact.id]
     assert sem.vectors.count()["fact"] == 5  # stored vectors at once, without the backlog
-    assert dedup.same_claims("Uses Python 3.11", "uses python 3.11.") is True
-    assert dedup.same_claims("Uses Python 3.11", "Uses Python 3.12") is False
+    assert claims.same_claims("Uses Python 3.11", "uses python 3.11.") is True
+    assert claims.same_claims("Uses Python 3.11", "Uses Python 3.12") is False
 
 
 def test_model_change_is_detected_and_reindex_recovers(sem_settings: Settings) -> None:

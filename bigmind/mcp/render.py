@@ -33,7 +33,16 @@ def hits(results: Sequence[Hit], query: str, what: str) -> str:
         lines.append(f"{head} — score {h.score:g}")
         lines.append(f"  {' '.join(h.text.split())}")
         lines.append(f"  why: {h.why}")
+        lines += [f"  {r['note']}" for r in h.rivals]
     return "\n".join(lines)
+
+
+def notices(lines: Sequence[str]) -> str:
+    """What the server did in the background since its last reply (merges, conflicts found),
+    as a block to append to a reply ('' when nothing happened)."""
+    if not lines:
+        return ""
+    return "\n\n**Since the last reply (memory upkeep):**\n" + "\n".join(f"- {x}" for x in lines)
 
 
 def session_row(s: Session) -> str:

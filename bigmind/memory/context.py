@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bigmind.memory import globalkb
+from bigmind.memory import globalkb, rivals
 from bigmind.memory.focus import Focus, latest_focus
 from bigmind.memory.globalkb import GlobalEntry
 from bigmind.models import Fact, Profile, Session, day_of, now_ts
@@ -78,11 +78,13 @@ class _Section:
         return [self.heading, *self.lines, ""] if self.lines else []
 
 
-def _fact_line(f: Fact) -> str:
-    return (
+def _fact_line(f: Fact, notes: dict[int, list[str]]) -> str:
+    """A fact, and under it its rivals (bigmind.memory.rivals), each marked ⚠️."""
+    line = (
         f"- [{f.category}] {f.fact} — #{f.id}, {day_of(f.updated_at)}, "
         f"confidence {f.confidence:.2f}"
     )
+    return "\n".join([line, *(f"  {n}" for n in notes.get(f.id, ()))])
 
 
 def _session_line(s: Session, current_id: str | None, focus: Focus | None = None) -> str:
@@ -166,8 +168,9 @@ def build_context(
     fact_sec = _Section(
         f"### 🗂️ Stored facts{relevant}", tier1 if not sessions else int(tier1 * 0.55)
     )
+    notes = rivals.notes_of(store, facts)
     for f in facts:
-        if not fact_sec.add(_fact_line(f)):
+        if not fact_sec.add(_fact_line(f, notes)):
             break
     sess_sec = _Section(
         "### 📅 Relevant and recent sessions" if relevant else "### 📅 Recent sessions",
@@ -180,7 +183,7 @@ def build_context(
     # Hand what the sessions left over back to the facts.
     fact_sec.budget = tier1 - sess_sec.used
     for f in facts[len(fact_sec.lines) :]:
-        if not fact_sec.add(_fact_line(f)):
+        if not fact_sec.add(_fact_line(f, notes)):
             break
     shown["facts"] = len(fact_sec.lines)
     shown["sessions"] = len(sess_sec.lines)

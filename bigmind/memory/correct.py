@@ -23,7 +23,8 @@ from bigmind.limits import (
     optional_stored,
     stored_text,
 )
-from bigmind.memory.dedup import DUPLICATE_AT, NEIGHBOURS, same_claims
+from bigmind.memory.claims import DUPLICATE, judge
+from bigmind.memory.dedup import NEIGHBOURS
 from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import Pending, VectorStore, fact_embedding_text
@@ -131,7 +132,7 @@ def _check_paraphrase(
     found = semantic.vectors.knn("fact", store.uid, vec, NEIGHBOURS + 1)
     sims = {int(n.item_id): n.similarity for n in found if int(n.item_id) != current.id}
     for other in store.facts_by_ids(sorted(sims, key=lambda i: -sims[i])):
-        if sims[other.id] >= DUPLICATE_AT and same_claims(other.fact, text):
+        if judge(other.fact, text, sims[other.id]).kind == DUPLICATE:
             raise InvalidInput(
                 f"Fact #{other.id} already says this in other words (similarity"
                 f" {sims[other.id]:.2f}): {other.fact!r}. Keep that one: deprecate or forget"

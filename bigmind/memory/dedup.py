@@ -1,28 +1,78 @@
-"""Write hygiene for facts: no duplicates, and a warning when a new fact may contradict one.
+"""Write hygiene for facts: one fact per claim, and contradictions linked, whenever they are found.
 
-The normalised-text hash (in :meth:`Store.store_fact`) catches exact repeats. When the
-model is ready, the new fact is also embedded at once (one short text, a few ms)
-and compared with the user's active facts: at cosine similarity ≥
-:data:`DUPLICATE_AT` it is the same fact in other words and the existing id is
-returned; between :data:`CONFLICT_AT` and that, it is stored and the close facts
-are named as possible conflicts, so the agent can deprecate the outdated one.
-Without a model only the hash check runs (the result says so).
+Every fact is checked once against its nearest active facts (:func:`candidates`); the
+relation of each pair comes from :func:`bigmind.memory.claims.judge` (the embedding's cosine
+similarity read together with the words it blurs: negations, numbers, replacements):
+
+- **duplicate** — the same claim in other words. At write time the existing fact is returned
+  and nothing is added, unless the new wording is better (:func:`wording_rank`), in which
+  case the new fact is stored and the old one merged into it. Later (below), the two are
+  merged the same way.
+- **supersedes** — the newer fact says it replaces the older ("we upgraded it to PostgreSQL
+  16", "instead of Jenkins", "no longer"): linked, and the older one deprecated ("superseded
+  by #N"), so it leaves the packet and search (``include_deprecated`` still finds it).
+- **conflict** — the two contradict each other and neither says it is the newer truth: both
+  stay, linked; wherever one is shown its rival is shown with it (:mod:`bigmind.memory.rivals`).
+
+When the model is ready the check runs as the fact is written. A fact written before (the
+first second of a process, a process that never loads the model, the CLI, an import) is
+stored with ``checked_at`` NULL and checked by :func:`check_pending`, which the background
+embedder runs once it has embedded what was new (``Runtime`` hooks it in); the outcomes are
+reported in the server's next replies and in memory_diff_sessions. A merge keeps the best
+wording, and the provenance and usage of both: uses added up, the higher importance and
+confidence, the merged-away fact kept as deprecated ("merged into #N") with its session.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from bigmind import redact
-from bigmind.models import Fact, content_hash
+from bigmind.memory.claims import CONFLICT, DUPLICATE, SUPERSEDES, Verdict, claims_of, judge
+from bigmind.memory.rivals import quote, settle_call
+from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import Pending, fact_embedding_text
+from bigmind.storage.db import Tx
 from bigmind.storage.store import Store
 
-DUPLICATE_AT = 0.92
-CONFLICT_AT = 0.75
-NEIGHBOURS = 5
+NEIGHBOURS = 5  # nearest active facts each fact is checked against
+NEAREST = 20  # vectors looked at to find them (deprecated facts keep theirs)
+CHECK_BATCH = 32  # unchecked facts per background pass (the next pass takes the rest)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the check did about one pair: ``kind`` is merged, supersedes or conflict, read
+    "``fact`` <kind> ``other``" (merged: ``other`` was merged into ``fact``)."""
+
+    kind: str
+    fact: Fact
+    other: Fact
+    similarity: float
+    why: str
+
+    def describe(self) -> str:
+        a, b, sim = self.fact, self.other, f"similarity {self.similarity:.2f}"
+        if self.kind == "merged":
+            return (
+                f"🔀 Merged duplicate fact #{b.id} into #{a.id} (the same claim in other words, "
+                f"{sim}; uses and provenance kept): {quote(a.fact)} — #{b.id} read "
+                f"{quote(b.fact)} and is deprecated (restore it on the profile page if wrong)."
+            )
+        if self.kind == SUPERSEDES:
+            return (
+                f"↪️ Fact #{a.id} supersedes #{b.id} ({self.why}): {quote(a.fact)} — #{b.id} "
+                f"{quote(b.fact)} is deprecated and hidden from context and search."
+            )
+        older, newer = sorted((a, b), key=lambda f: f.id)
+        return (
+            f"⚠️ Fact #{newer.id} {quote(newer.fact)} conflicts with #{older.id} "
+            f"{quote(older.fact)} ({self.why}, {sim}). Settle it: "
+            f"{settle_call(older.id, newer.id)}."
+        )
 
 
 @dataclass(slots=True)
@@ -31,9 +81,45 @@ class StoredFact:
     created: bool
     similar_to: tuple[int, float] | None = None  # (fact id, similarity) of a paraphrase
     conflicts: list[tuple[Fact, float]] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)  # merges, supersessions, conflicts
     semantic_checked: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Near:
+    """A fact near the one being checked, and how the two relate."""
+
+    fact: Fact
+    similarity: float
+    verdict: Verdict
+
+
+def wording_rank(confidence: float, text: str) -> tuple[float, int]:
+    """Which of two wordings of one fact to keep: the more confident, then the more specific
+    (more distinct content words and numbers; filler words do not count); the older one on
+    a tie."""
+    c = claims_of(text)
+    return (confidence, len(set(c.words)) + len(c.numbers))
+
+
+def candidates(
+    store: Store,
+    semantic: Semantic,
+    vector: Any,
+    exclude: int | None = None,
+    project: str | Literal[False] | None = False,
+) -> list[tuple[Fact, float]]:
+    """The facts a fact is checked against: the user's active facts nearest in meaning that
+    are seen from its project (``project``; by default the current one), most similar first.
+    (The one place that says which facts may be duplicates or rivals.)"""
+    found = semantic.vectors.knn("fact", store.uid, vector, NEAREST)
+    sims = {int(n.item_id): n.similarity for n in found if int(n.item_id) != exclude}
+    ranked = sorted(sims, key=lambda i: -sims[i])
+    where = store.project_key if project is False else project
+    return [(f, sims[f.id]) for f in store.facts.by_ids(ranked, where)][:NEIGHBOURS]
+
+
+# -- at write time ------------------------------------------------------------------------------
 def store_fact(
     store: Store,
     semantic: Semantic | None,
@@ -44,76 +130,126 @@ def store_fact(
     importance: int = 5,
     scope: str | None = None,
 ) -> StoredFact:
+    """Store a fact, checked against its nearest facts when the model is ready."""
     vec = None
-    near: list[tuple[Fact, float]] = []
     clean = redact.redact(text.strip()).text  # what will be stored (the store reports it)
     if semantic is not None:
         vec = semantic.embed_query(fact_embedding_text(category.strip().lower(), clean))
-    if vec is not None and semantic is not None:
-        found = semantic.vectors.knn("fact", store.uid, vec, NEIGHBOURS)
-        near = _active(store, {int(n.item_id): n.similarity for n in found})
-        if near and near[0][1] >= DUPLICATE_AT and same_claims(near[0][0].fact, clean):
-            best, sim = near[0]
-            return StoredFact(best, False, (best.id, sim), [], True)
+    if vec is None or semantic is None:
+        fact, created, _ref = store.store_fact(
+            category, text, confidence, session_id, importance, scope
+        )
+        return StoredFact(fact, created)
+    near = [Near(f, s, judge(f.fact, clean, s)) for f, s in candidates(store, semantic, vec)]
+    dup = next((n for n in near if n.verdict.kind == DUPLICATE), None)
+    if dup is not None and wording_rank(confidence, clean) <= wording_rank(
+        dup.fact.confidence, dup.fact.fact
+    ):
+        return StoredFact(dup.fact, False, (dup.fact.id, dup.similarity), semantic_checked=True)
+    outcomes: list[Outcome] = []
+
+    def record(tx: Tx, fact: Fact) -> None:
+        ts = now_ts()
+        store.facts.claim_check(tx, fact.id, ts)
+        outcomes.extend(_act(store, tx, fact, near, ts))
+
     fact, created, _ref = store.store_fact(
-        category, text, confidence, session_id, importance, scope
+        category, text, confidence, session_id, importance, scope, then=record
     )
     if not created:
-        return StoredFact(fact, False, None, [], vec is not None)
-    if vec is not None and semantic is not None and semantic.ready:
+        return StoredFact(fact, False, semantic_checked=True)
+    if semantic.ready:
         body = fact_embedding_text(fact.category, fact.fact)
         item = Pending("fact", str(fact.id), store.uid, body, content_hash(body))
-        model = semantic.status().model or ""
-        semantic.vectors.write([item], vec.reshape(1, -1), model)
-    conflicts = [(f, s) for f, s in near if s >= CONFLICT_AT and f.id != fact.id]
-    return StoredFact(fact, True, None, conflicts, vec is not None)
+        semantic.vectors.write([item], vec.reshape(1, -1), semantic.status().model or "")
+    conflicts = [(o.other, o.similarity) for o in outcomes if o.kind == CONFLICT]
+    return StoredFact(store.get_fact(fact.id), True, None, conflicts, outcomes, True)
 
 
-_NEGATIONS = frozenset(
-    [
-        "not",
-        "no",
-        "never",
-        "none",
-        "nothing",
-        "nobody",
-        "without",
-        "cannot",
-        "can't",
-        "don't",
-        "doesn't",
-        "didn't",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "weren't",
-        "won't",
-        "shouldn't",
-        "mustn't",
-        "avoid",
-        "stop",
-        "stopped",
-    ]
-)
-_WORD = re.compile(r"[a-z0-9][a-z0-9.'’]*")
+# -- later: facts stored before the model was ready ---------------------------------------------
+@dataclass(slots=True)
+class CheckPass:
+    checked: int
+    outcomes: list[Outcome]
+    more: bool  # the batch was full: run again
 
 
-def same_claims(a: str, b: str) -> bool:
-    """Whether two similar texts also agree on negation and on every number they state.
+def check_pending(store: Store, semantic: Semantic, limit: int = CHECK_BATCH) -> CheckPass:
+    """Check up to ``limit`` facts that were stored unchecked, oldest first: merge duplicates,
+    link conflicts, retire superseded facts. Idempotent (each fact is claimed once, in the
+    transaction that records its outcome); does nothing while the model is not ready."""
+    if not semantic.ready:
+        return CheckPass(0, [], False)
+    todo = store.facts.unchecked(limit)
+    outcomes: list[Outcome] = []
+    checked = seen = 0
+    for listed in todo:
+        # As it is now: an earlier fact of this batch may have merged or superseded it.
+        fact = store.facts.get(listed.id) or listed
+        vec = None
+        if not fact.deprecated:
+            vec = semantic.embed_query(fact_embedding_text(fact.category, fact.fact))
+            if vec is None:
+                break  # the model went away: the rest waits for the next pass
+        near = []
+        if vec is not None:
+            for other, sim in candidates(store, semantic, vec, fact.id, fact.project):
+                older, newer = sorted((fact, other), key=lambda f: f.id)
+                near.append(Near(other, sim, judge(older.fact, newer.fact, sim)))
+        seen += 1
+        with store.db.transaction() as tx:
+            ts = now_ts()
+            if not store.facts.claim_check(tx, fact.id, ts):
+                continue  # another process checked it meanwhile
+            checked += 1
+            outcomes += _act(store, tx, fact, near, ts)
+    return CheckPass(checked, outcomes, seen == len(todo) == limit)
 
-    Embeddings barely separate "we deploy on Fridays" from "we never deploy on Fridays"
-    (cosine 0.91) or Python 3.11 from 3.12; such pairs are conflicts, not duplicates.
-    """
 
-    def cues(text: str) -> tuple[frozenset[str], frozenset[str]]:
-        words = [w.rstrip(".").replace("’", "'") for w in _WORD.findall(text.lower())]
-        nums = frozenset(w for w in words if any(ch.isdigit() for ch in w))
-        return frozenset(w for w in words if w in _NEGATIONS or w.endswith("n't")), nums
+# -- what a check does ---------------------------------------------------------------------------
+def _act(store: Store, tx: Tx, fact: Fact, near: Sequence[Near], ts: str) -> list[Outcome]:
+    """Record what ``fact``'s neighbours are to it (verdicts judged older → newer by id)."""
+    out: list[Outcome] = []
+    for n in near:
+        kind, other = n.verdict.kind, n.fact
+        older, newer = (other, fact) if other.id < fact.id else (fact, other)
+        if kind == DUPLICATE:
+            keep, lose = _keeper(fact, other)
+            _merge(store, tx, keep, lose, n.similarity, ts)
+            out.append(Outcome("merged", keep, lose, n.similarity, n.verdict.why))
+            if lose.id == fact.id:
+                break  # this fact is gone: its other neighbours are the keeper's
+        elif kind == SUPERSEDES:
+            store.facts.deprecate(tx, older.id, f"superseded by #{newer.id}", ts)
+            store.links.settle(tx, older.id)
+            store.links.add(tx, newer.id, older.id, SUPERSEDES, n.verdict.why, n.similarity, ts)
+            out.append(Outcome(SUPERSEDES, newer, older, n.similarity, n.verdict.why))
+            if older.id == fact.id:
+                break
+        elif kind == CONFLICT and store.links.add(
+            tx, newer.id, older.id, CONFLICT, n.verdict.why, n.similarity, ts
+        ):
+            out.append(Outcome(CONFLICT, fact, other, n.similarity, n.verdict.why))
+    return out
 
-    return cues(a) == cues(b)
+
+def _keeper(a: Fact, b: Fact) -> tuple[Fact, Fact]:
+    """(the fact to keep, the one merged into it): the best wording, the older on a tie."""
+    ra, rb = wording_rank(a.confidence, a.fact), wording_rank(b.confidence, b.fact)
+    if ra == rb:
+        return (a, b) if a.id < b.id else (b, a)
+    return (a, b) if ra > rb else (b, a)
 
 
-def _active(store: Store, sims: dict[int, float]) -> list[tuple[Fact, float]]:
-    """The user's active facts among these neighbours, most similar first."""
-    ranked = sorted(sims, key=lambda i: -sims[i])
-    return [(f, sims[f.id]) for f in store.facts_by_ids(ranked)]
+def _merge(store: Store, tx: Tx, keep: Fact, lose: Fact, similarity: float, ts: str) -> None:
+    """``lose`` becomes part of ``keep``: its uses and standing move over, its conflicts become
+    ``keep``'s, and it stays as a deprecated fact ("merged into #N") with its provenance."""
+    store.facts.absorb(tx, keep.id, lose.id, ts)
+    for linked in store.links.of_facts([lose.id], tx):
+        if linked.kind == CONFLICT and linked.fact.id != keep.id:
+            o = linked.fact
+            pair = (keep.id, o.id) if keep.id > o.id else (o.id, keep.id)
+            store.links.add(tx, *pair, CONFLICT, linked.why, linked.similarity, ts)
+    store.facts.deprecate(tx, lose.id, f"merged into #{keep.id}", ts)
+    store.links.settle(tx, lose.id)
+    store.links.add(tx, keep.id, lose.id, "merged", "same claim", similarity, ts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bigmind.memory.rivals import settle_call
 from bigmind.models import day_of
 from bigmind.storage.db import Row
 from bigmind.storage.fact_history import FactHistory
@@ -46,6 +47,17 @@ def _section(
     diff.sections[name] = [fmt(r) for r in rows]
 
 
+def _link_line(r: Row) -> str:
+    """A conflict (⚠️, with the call that settles it while both are active) or a fact that
+    superseded another."""
+    if r["kind"] == "supersedes":
+        return f"- #{r['fact_id']} {r['fact_text']} supersedes #{r['other_id']} {r['other_text']}"
+    line = f"- ⚠️ #{r['fact_id']} {r['fact_text']} conflicts with #{r['other_id']} {r['other_text']}"
+    if r["fact_deprecated"] or r["other_deprecated"]:
+        return line + " (settled)"
+    return line + f" — settle: {settle_call(int(r['other_id']), int(r['fact_id']))}"
+
+
 def since_session(store: Store, session_id: str) -> Diff:
     s = store.get_session(session_id)
     t = s.started_at
@@ -70,6 +82,20 @@ def since_session(store: Store, session_id: str) -> Diff:
         lambda r: (
             f"- #{r['fact_id']} now: {r['fact']}" + (f" — {r['reason']}" if r["reason"] else "")
         ),
+    )
+    _section(
+        d,
+        "Duplicates merged",
+        store.links.since(t, ("merged",), MAX_ITEMS),
+        lambda r: (
+            f"- #{r['other_id']} {r['other_text']} → merged into #{r['fact_id']} {r['fact_text']}"
+        ),
+    )
+    _section(
+        d,
+        "Conflicts found",
+        store.links.since(t, ("conflict", "supersedes"), MAX_ITEMS),
+        _link_line,
     )
     _section(
         d,

@@ -5,6 +5,10 @@ transaction: the file is validated completely before anything is written, rows
 are re-owned by the importing user, and each row is matched on a natural key
 so importing the same file twice adds nothing. Integer ids are kept where they
 are free, so export → import into an empty database reproduces every row.
+
+Links between facts (conflicts, supersessions, merges) are not exported: imported facts are
+marked unchecked, and the server checks them against the memory they joined once its model
+is ready (:mod:`bigmind.memory.dedup`), merging duplicates and linking rivals there.
 """
 
 from __future__ import annotations
@@ -274,6 +278,8 @@ def _merge(
                 if t.name == "facts":
                     kept = None if "fact" in redacted else row.get("content_hash")
                     row["content_hash"] = kept or content_hash(row["fact"])
+                    # Checked here, against this memory: duplicates merge, rivals get linked.
+                    row["checked_at"] = None
                 if t.name == "global_knowledge" and not may_review:
                     # Company knowledge is approved by a curator of this database, not by
                     # whoever approved it where the file came from.

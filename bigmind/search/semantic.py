@@ -72,6 +72,7 @@ class Semantic:
         self._thread: threading.Thread | None = None
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._hooks: list[Callable[[], bool]] = []
         if settings.embed_model.strip().lower() in ("", "off", "none"):
             self._set("off", "BIGMIND_EMBED_MODEL=off")
         elif not self.vectors.available:
@@ -90,6 +91,12 @@ class Semantic:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+
+    def after_embedding(self, hook: Callable[[], bool]) -> None:
+        """Run ``hook`` in the background thread whenever the backlog has been embedded (the
+        layers above check new memories against their neighbours there); it returns True when
+        it has more to do, and is run again before the thread sleeps."""
+        self._hooks.append(hook)
 
     def notify(self) -> None:
         """Something was written: embed it soon."""
@@ -136,15 +143,26 @@ class Semantic:
             log.warning("could not preload vectors (searches load them on demand): %s", exc)
         while not self._stop.is_set():
             self._wake.clear()
+            more = False
             try:
                 while self.embed_batch() and not self._stop.is_set():
                     pass
+                more = self._run_hooks()
             except (BigMindError, OSError, self.vectors.db.Error) as exc:
                 # A locked or busy database: nothing was lost, retry on the next wake.
                 log.warning("background embedding paused: %s", exc)
                 self.vectors.rescan()
+            if more and not self._stop.is_set():
+                continue
             self._idle.set()
             self._wake.wait(IDLE_RESCAN_S)
+
+    def _run_hooks(self) -> bool:
+        """Run the hooks once each; True if any has more to do."""
+        more = False
+        for hook in self._hooks:
+            more = hook() or more
+        return more
 
     def _owner_ids(self) -> list[str]:
         user = Users(self.vectors.db, "").by_name(self.settings.user.strip())

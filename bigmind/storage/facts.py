@@ -34,11 +34,16 @@ STATUSES = ("active", "deprecated", "all")
 
 def fact_from_row(row: Row) -> Fact:
     row = dict(row)
-    row["confidence"] = 1.0 if row.get("confidence") is None else float(row["confidence"])
+    row["confidence"] = _confidence(row.get("confidence"))
     row["importance"] = row.get("importance") or 5
     row["deprecated"] = row.get("deprecated") or 0
     row["access_count"] = row.get("access_count") or 0
     return Fact(**row)
+
+
+def _confidence(value: float | None) -> float:
+    """A stored confidence (NULL, from the plan's first schema, reads as 1.0)."""
+    return 1.0 if value is None else float(value)
 
 
 def _status(status: str) -> str:
@@ -195,6 +200,53 @@ class Facts(Table):
             "UPDATE facts SET deprecated = 0, deprecation_reason = NULL, deprecated_at = NULL,"
             " updated_at = ? WHERE id = ? AND +user_id = ?",
             (ts, fact_id, self.uid),
+        )
+
+    # -- the duplicate / conflict check (bigmind.memory.dedup) --------------------------------
+    def unchecked(self, limit: int) -> list[Fact]:
+        """Facts never checked for duplicates and conflicts (stored before the model was
+        ready), oldest first."""
+        rows = self.db.query(
+            f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND f.checked_at IS NULL"
+            " ORDER BY f.id LIMIT ?",
+            (self.uid, limit),
+        )
+        return [fact_from_row(r) for r in rows]
+
+    def claim_check(self, tx: Tx, fact_id: int, ts: str) -> bool:
+        """Mark the fact checked; False if it already was (another process checked it)."""
+        rows = tx.execute(
+            "UPDATE facts SET checked_at = ? WHERE id = ? AND +user_id = ? AND checked_at IS NULL"
+            " RETURNING id",
+            (ts, fact_id, self.uid),
+        )
+        return bool(rows)
+
+    def absorb(self, tx: Tx, keep: int, other: int, ts: str) -> None:
+        """Fact ``keep`` takes over fact ``other``'s usage and standing (the two are one fact):
+        uses added up, the latest use, the higher importance and confidence, and ``other``'s
+        source session when ``keep`` has none."""
+        rows = tx.execute(
+            "SELECT id, importance, confidence, access_count, last_accessed_at, source_session"
+            " FROM facts WHERE id IN (?, ?) AND +user_id = ?",
+            (keep, other, self.uid),
+        )
+        by_id = {int(r["id"]): r for r in rows}
+        k, o = by_id[keep], by_id[other]
+        used = [str(r["last_accessed_at"]) for r in (k, o) if r["last_accessed_at"]]
+        tx.execute(
+            "UPDATE facts SET importance = ?, confidence = ?, access_count = ?,"
+            " last_accessed_at = ?, source_session = ?, updated_at = ? WHERE id = ? AND +user_id = ?",
+            (
+                max(int(k["importance"] or 5), int(o["importance"] or 5)),
+                max(_confidence(k["confidence"]), _confidence(o["confidence"])),
+                int(k["access_count"] or 0) + int(o["access_count"] or 0),
+                max(used, default=None),
+                k["source_session"] or o["source_session"],
+                ts,
+                keep,
+                self.uid,
+            ),
         )
 
     def add_uses(self, tx: Tx, fact_ids: Sequence[int], n: int, ts: str) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bigmind.errors import BackendUnavailable
-from bigmind.models import TS_FORMAT, content_hash
+from bigmind.models import TS_FORMAT, content_hash, now_ts
 from bigmind.storage.db import Backend, Tx
 from bigmind.storage.secrets import sweep_all
 
@@ -533,6 +533,43 @@ CREATE INDEX IF NOT EXISTS idx_sessions_user_project ON sessions(user_id, projec
     )
 
 
+def _m0016_fact_links(tx: Tx, dialect: str) -> None:
+    """Facts that conflict, supersede or were merged into one another (``fact_links``), and
+    when each fact had its duplicate / conflict check (``facts.checked_at``; NULL until the
+    model is ready to run it). Facts stored before are counted as checked: a later check of
+    a whole existing memory is consolidation's work, not a side effect of upgrading.
+
+    Links go with their facts: ``ON DELETE CASCADE`` on both ends (SQLite enforces foreign
+    keys on every connection BigMind opens)."""
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE TABLE IF NOT EXISTS fact_links (
+    id         {id},
+    user_id    TEXT NOT NULL REFERENCES users(id),
+    fact_id    BIGINT NOT NULL REFERENCES facts(id) ON DELETE CASCADE,
+    other_id   BIGINT NOT NULL REFERENCES facts(id) ON DELETE CASCADE,
+    kind       TEXT NOT NULL CHECK (kind IN ('conflict', 'supersedes', 'merged')),
+    why        TEXT,
+    similarity REAL,
+    created_at {ts} NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS idx_fact_links_pair ON fact_links(fact_id, other_id, kind);
+CREATE INDEX IF NOT EXISTS idx_fact_links_other ON fact_links(other_id);
+CREATE INDEX IF NOT EXISTS idx_fact_links_user_time ON fact_links(user_id, created_at);
+""",
+    )
+    _add_columns(tx, "facts", {"checked_at": "{ts}"}, dialect)
+    tx.execute("UPDATE facts SET checked_at = coalesce(updated_at, created_at, ?)", (now_ts(),))
+    _ddl(
+        tx,
+        dialect,
+        "CREATE INDEX IF NOT EXISTS idx_facts_unchecked ON facts(user_id, id)"
+        " WHERE checked_at IS NULL;",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -549,6 +586,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0013_redact_stored_secrets", _m0013_redact_stored_secrets),
     Migration("0014_fact_history", _m0014_fact_history),
     Migration("0015_project_scope", _m0015_project_scope),
+    Migration("0016_fact_links", _m0016_fact_links),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

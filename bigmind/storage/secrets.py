@@ -26,6 +26,7 @@ Run = Callable[[str, Params], list[Row]]
 # topics, file paths and timestamps are not free text).
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "facts": ("fact", "deprecation_reason"),
+    "fact_history": ("fact", "reason"),
     "conversation_chunks": ("content", "flag_reason"),
     "sessions": ("one_liner", "outcome"),
     "session_summaries": ("summary", "key_facts", "code_refs"),
@@ -125,9 +126,12 @@ def forget_vectors(tx: Tx, table: str, ids: Sequence[object]) -> None:
 
 def sweep_all(tx: Tx) -> Counter[str]:
     """Redact every stored secret in one transaction (the upgrade's migration). Returns what
-    was found, as ``table:kind`` → count."""
+    was found, as ``table:kind`` → count. Tables a later migration creates are skipped (they
+    are empty then, and written through the redactor since)."""
     total: Counter[str] = Counter()
     for table in TEXT_COLUMNS:
+        if not tx.table_exists(table):
+            continue
         after: object | None = None
         while True:
             page = sweep_page(tx.execute, tx, table, after)

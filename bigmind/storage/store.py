@@ -7,7 +7,7 @@ here, so the MCP tools and the CLI reject the same inputs with the same words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bigmind import limits
@@ -43,6 +43,7 @@ from bigmind.storage.db import Backend, Tx
 from bigmind.storage.facts import Facts, fact_from_row
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
+from bigmind.storage.links import FactLinks
 from bigmind.storage.profile import Profiles
 from bigmind.storage.sessions import TOPIC_MATCH, Sessions, session_from_row, topic_pattern
 from bigmind.storage.users import Users
@@ -93,6 +94,7 @@ class Store:
         self.user = self._ensure_user(username)
         self.sessions = Sessions(backend, self.uid)
         self.facts = Facts(backend, self.uid)
+        self.links = FactLinks(backend, self.uid)
         self.chunks = Chunks(backend, self.uid)
         self.profiles = Profiles(backend, self.uid)
 
@@ -293,9 +295,13 @@ class Store:
         session_id: str | None = None,
         importance: int = 5,
         scope: str | None = None,
+        *,
+        then: Callable[[Tx, Fact], None] | None = None,
     ) -> tuple[Fact, bool, SessionRef | None]:
         """Store a fact in the current project (see :meth:`fact_scope`). Returns (fact,
-        created, session); an identical active fact seen from this project is reused."""
+        created, session); an identical active fact seen from this project is reused.
+        ``then`` runs in the same transaction once a new fact is inserted (the duplicate and
+        conflict check records its outcome there)."""
         cat = check_category(category)
         text = stored_text("fact", fact, limits.FACT)
         conf = check_unit("confidence", confidence)
@@ -321,6 +327,8 @@ class Store:
                 project=key,
                 scope=where,
             )
+            if then is not None:
+                then(tx, created)
         return created, True, ref
 
     def fact_scope(self, category: str, scope: str | None) -> str:
@@ -374,6 +382,7 @@ class Store:
             )
         with self.db.transaction() as tx:
             self.facts.deprecate(tx, fact_id, why, now_ts())
+            self.links.settle(tx, fact_id)
         return self.get_fact(fact_id)
 
     def restore_fact(self, fact_id: int) -> Fact:
@@ -389,6 +398,7 @@ class Store:
                     " would duplicate it. Nothing changed."
                 )
             self.facts.restore(tx, fact_id, now_ts())
+            self.links.undo_replacement(tx, fact_id)
         return self.get_fact(fact_id)
 
     def facts_by_ids(self, ids: Sequence[int]) -> list[Fact]:

@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 from bigmind import project
 from bigmind.errors import InvalidInput
 from bigmind.limits import RESULTS
-from bigmind.memory import globalkb, journal, users
+from bigmind.memory import globalkb, journal, rivals, users
 from bigmind.memory import people as people_mod
 from bigmind.memory.globalkb import GlobalEntry
 from bigmind.memory.journal import Hypothesis
@@ -342,6 +342,7 @@ class FactRow:
     why: str | None  # why a query matched it; None when listing
     session_one_liner: str | None  # provenance; None when the fact has no source session
     versions: list[Version] = field(default_factory=list)  # earlier versions, oldest first
+    rivals: tuple[rivals.Rival, ...] = ()  # conflicting facts (⚠️), and what replaced it
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +368,13 @@ def _with_versions(store: Store, rows: list[FactRow]) -> list[FactRow]:
     """The rows with their facts' earlier versions (one statement for the page)."""
     history = FactHistory(store.db, store.uid).of_facts([r.fact.id for r in rows])
     return [replace(r, versions=history[r.fact.id]) if r.fact.id in history else r for r in rows]
+
+
+def _with_rivals(store: Store, rows: list[FactRow]) -> list[FactRow]:
+    """The rows with each fact's rivals and history (what it superseded or absorbed, what
+    superseded it or it was merged into)."""
+    found = rivals.rivals_of(store, rivals.of_facts([r.fact for r in rows]), history=True)
+    return [replace(r, rivals=tuple(found.get(r.fact.id, ()))) for r in rows]
 
 
 def _status_ok(fact: Fact, status: str) -> bool:
@@ -397,7 +405,7 @@ def facts(
     if not q:
         total = store.facts.count(status, cat, project=where)
         rows = store.facts.page_with_sessions(status, cat, n, _offset(page, n), where)
-        items = _with_versions(store, [_fact_row(r) for r in rows])
+        items = _with_rivals(store, _with_versions(store, [_fact_row(r) for r in rows]))
         rows_page = Page(items, page_number(page), n, total)
         return FactsView(rows_page, "", cat, status, categories, "", project_key, known)
     with project.using(seen):
@@ -419,7 +427,7 @@ def facts(
         if _status_ok(fr.fact, status) and (cat is None or fr.fact.category == cat):
             matched.append(fr)
     start = _offset(page, n)
-    shown_rows = _with_versions(store, matched[start : start + n])
+    shown_rows = _with_rivals(store, _with_versions(store, matched[start : start + n]))
     shown = Page(shown_rows, page_number(page), n, len(matched))
     word = "fact matches" if len(matched) == 1 else "facts match"
     note = f"{len(matched)} {word} “{q}”"

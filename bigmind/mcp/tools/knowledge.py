@@ -12,7 +12,7 @@ from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId
-from bigmind.memory import correct, dedup, forget
+from bigmind.memory import correct, dedup, forget, rivals
 from bigmind.project import name_of
 from bigmind.runtime import Runtime
 
@@ -42,10 +42,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             query, limit, kinds, mode=mode, include_deprecated=include_deprecated, scope=scope
         )
         rt.used(query, found.hits)
-        text = render.hits(found.hits, query, what)
+        hits = rivals.with_rivals(rt.store, found.hits)
+        text = render.hits(hits, query, what)
         if found.note:
             text += "\n" + found.note
-        return result(text, results=[h.as_dict() for h in found.hits], note=found.note or None)
+        text += render.notices(rt.notices())
+        return result(text, results=[h.as_dict() for h in hits], note=found.note or None)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
@@ -106,7 +108,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
         Triggers: a preference or constraint, a decision, a bug's root cause and fix, what a
         module does. One truth per call; never secrets. A repeat, even reworded, returns its
-        id; a likely contradiction is flagged.
+        id; a contradiction is linked to its rival.
         """
         r = dedup.store_fact(
             rt.store, rt.semantic, category, fact, confidence, session_id, importance, scope
@@ -129,12 +131,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         if r.created and not r.semantic_checked and sem is not None:
             st = sem.status()
             if st.state not in ("off", "unavailable"):
-                text += f"\n(Only an exact-repeat check ran: semantic search {st.state}.)"
-        for other, sim in r.conflicts:
-            text += (
-                f"\n⚠️ Possible conflict with fact #{other.id} (similarity {sim:.2f}): "
-                f"{other.fact!r}. If one is outdated, memory_deprecate_fact it."
-            )
+                text += (
+                    f"\n(Only an exact-repeat check ran: semantic search {st.state}. The"
+                    " duplicate and conflict check runs once the model is ready.)"
+                )
+        for o in r.outcomes:
+            text += "\n" + o.describe()
+        text += render.notices(rt.notices())
         return result(
             text,
             fact_id=f.id,
@@ -146,6 +149,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             possible_conflicts=[
                 {"fact_id": o.id, "similarity": round(s, 3)} for o, s in r.conflicts
             ],
+            supersedes=[o.other.id for o in r.outcomes if o.kind == "supersedes"],
+            merged=[o.other.id for o in r.outcomes if o.kind == "merged"],
         )
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)

@@ -82,7 +82,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         if started.auto_closed:
             notes.append(f"Auto-closed {len(started.auto_closed)} session(s) open for over 24 h.")
         notes.append("Announce the session line above in the chat; end with memory_end_session.")
-        text = f"{head}\n\n{packet.text}\n" + "\n".join(notes)
+        text = f"{head}\n\n{packet.text}\n" + "\n".join(notes) + render.notices(rt.notices())
         return result(
             text,
             session_id=sid,
@@ -192,7 +192,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         current = open_now[0].id if open_now else None
         packet = build_context(store, current_session=current, budget=rt.settings.context_budget)
         return result(
-            packet.text, context_tokens=packet.tokens, shown=packet.shown, omitted=packet.omitted
+            packet.text + render.notices(rt.notices()),
+            context_tokens=packet.tokens,
+            shown=packet.shown,
+            omitted=packet.omitted,
         )
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)

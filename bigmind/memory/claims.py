@@ -1,0 +1,314 @@
+"""What two close facts claim: the same thing, contradicting things, or one replacing the other.
+
+The embedding says two facts are about the same thing; it barely separates "we deploy on
+Fridays" from "we never deploy on Fridays" (cosine 0.91), Python 3.11 from 3.12 (0.94), or
+"the default branch is main" from "… is master" (0.87). These rules read the words the
+embedding blurs, and stay general (no topic lists):
+
+- **polarity** — negations (not, never, no, n't, without, forbidden…) counted outside
+  contrast phrases ("X, not Y", "X rather than Y" name an alternative, they do not negate);
+  an odd number of flips, antonyms included (enabled/disabled, sync/async, public/private…),
+  is a contradiction, so "must run serially" and "cannot run in parallel" agree;
+- **numbers and versions** — both texts state numbers and the sets differ (number words
+  one…twelve read as digits, units and leading zeros ignored);
+- **rejection** — a contrast phrase rejects something the other fact asserts ("uses
+  RabbitMQ, not Kafka" against "uses Kafka");
+- **replacement** — the newer text says it replaces the older: "instead of X", "X was
+  replaced by Y", "replaced X with Y", "switched / moved / migrated from X to Y" naming what
+  the older asserts, or "no longer" / "not … anymore", or an update ("upgraded … to 16",
+  "now targets …") with changed numbers;
+- **one changed term** — the texts are the same sentence with one short span swapped after
+  a shared start (the subject): "the project indents with tabs / spaces". Such a pair is the
+  same claim only if the embedding finds the swapped words near-synonyms (cosine ≥
+  :data:`SLOT_SAME_AT`); when the swap is at the start, the subjects differ ("the alpha /
+  beta database runs PostgreSQL 14") and the facts are simply distinct.
+
+:func:`judge` combines these with the cosine similarity into one :class:`Verdict`;
+``bigmind.memory.dedup`` acts on it. ``tests/test_fact_pairs.py`` measures the decisions on a
+labelled set of pairs (docs/contradictions.md gives the figures).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+DUPLICATE_AT = 0.85  # cosine at or above which two facts with the same claims are one fact
+CONFLICT_AT = 0.75  # cosine at or above which a contradiction cue makes two facts rivals
+REPLACES_AT = 0.60  # an explicit "X was replaced by Y" naming the older's X counts from here
+SLOT_SAME_AT = 0.92  # one swapped span: the same claim only if the swap is a near-synonym
+SLOT_MAX = 3  # words in a swapped span
+
+DUPLICATE = "duplicate"
+CONFLICT = "conflict"
+SUPERSEDES = "supersedes"
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[._/'\-][a-z0-9]+)*")
+_NEGATORS = frozenset(
+    """not no never none nothing nobody neither nor cannot without forbidden forbids forbid
+prohibited disallowed avoid""".split()  # noqa: SIM905 - a word list reads better as text
+)
+_CARDINALS = "zero one two three four five six seven eight nine ten eleven twelve"
+_ORDINALS = "first - third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth"
+# Number words read as digits ("second" is left out: it is also a unit).
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(_CARDINALS.split())} | {
+    w: str(i) for i, w in enumerate(_ORDINALS.split(), start=1) if w != "-"
+}
+_STOP = frozenset(
+    """a an the this that these those it its it's is are was were be been being am has have
+had do does did doing will would shall should can could may might must to of in on at by
+for with from into onto as and or but so then than also just only very our ours we us you
+your they their them he she his her i me my there here which who whom what when where while
+now all any each every some such per via e.g i.e etc because since due""".split()  # noqa: SIM905 - a word list reads better as text
+)
+_ANTONYMS = {
+    frozenset(p.split("/"))
+    for p in """enabled/disabled enable/disable on/off true/false sync/async
+synchronous/asynchronous synchronously/asynchronously parallel/serial parallel/serially
+parallel/sequential parallel/sequentially concurrent/sequential public/private
+internal/external mutable/immutable required/optional mandatory/optional manual/automatic
+manually/automatically included/excluded include/exclude accepted/rejected accept/reject
+allowed/denied allow/deny allowlist/denylist whitelist/blacklist before/after
+uppercase/lowercase upper/lower increase/decrease increased/decreased minimum/maximum
+min/max open/closed local/remote online/offline success/failure succeeded/failed
+strict/lenient ascending/descending""".split()  # noqa: SIM905 - a word list reads better as text
+}
+_ANTONYM_OF: dict[str, set[str]] = {}
+for _pair in _ANTONYMS:
+    _a, _b = sorted(_pair)
+    _ANTONYM_OF.setdefault(_a, set()).add(_b)
+    _ANTONYM_OF.setdefault(_b, set()).add(_a)
+
+_SPAN = r"([^,.;:()]+?)"
+_END = r"(?=[,.;:()]|$| and | but | for | because | since | so )"
+# Phrases that name an alternative the fact rejects: (pattern, replacement?)
+_REJECTS: tuple[tuple[re.Pattern[str], bool], ...] = (
+    (re.compile(rf"\binstead of {_SPAN}{_END}"), True),
+    (re.compile(rf"\brather than {_SPAN}{_END}"), False),
+    (re.compile(rf",\s*(?:and\s+)?not {_SPAN}{_END}"), False),
+    (
+        re.compile(
+            r"\b(?:switch|switched|switching|move|moved|moving|migrate|migrated|migrating|"
+            r"change|changed|went|go|upgrade|upgraded|downgrade|downgraded|convert|converted|"
+            rf"port|ported|transition|transitioned)\b[^.;]*?\bfrom {_SPAN} (?:to|onto|in favou?r of)\b"
+        ),
+        True,
+    ),
+    (re.compile(rf"\breplace[sd]? {_SPAN} (?:with|by)\b"), True),
+    (
+        re.compile(
+            rf"(?:^|[,.;:] ?){_SPAN} (?:is |are |was |were |has been |have been |got |gets |"
+            r"is being |are being )?(?:replaced|superseded|succeeded) (?:by|with)\b"
+        ),
+        True,
+    ),
+)
+# "X … in favour of Y" rejects what precedes.
+_IN_FAVOUR = re.compile(rf"(?:^|[,.;:] ?){_SPAN} (?:\w+ )?in favou?r of\b")
+_NO_LONGER = re.compile(r"\bno longer\b|\bnot [^.;]*\b(?:anymore|any more|any longer)\b")
+_UPDATED = re.compile(
+    r"\b(?:upgraded|updated|bumped|downgraded|raised|lowered|increased|decreased|reduced|"
+    r"moved|changed|now)\b"
+)
+
+
+def _stem(word: str) -> str:
+    """A crude stem, only for comparing two texts' words (tests/testing/tested → test)."""
+    word = word.removesuffix("'s")
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _number(word: str) -> str | None:
+    """The number a word states (``v1.27`` → 1.27, ``10mb`` → 10, ``two`` → 2), or None."""
+    if word in _NUMBER_WORDS:
+        return _NUMBER_WORDS[word]
+    m = re.match(r"v?(\d+(?:\.\d+)*)(?:[a-z%]{0,3})$", word)
+    if m is None:
+        return None
+    return ".".join(part.lstrip("0") or "0" for part in m.group(1).split("."))
+
+
+@dataclass(frozen=True, slots=True)
+class Claims:
+    """What one fact's text says, in the terms the rules compare."""
+
+    words: tuple[str, ...]  # content words, stemmed, in order (numbers excluded)
+    raw: frozenset[str]  # every word as written (lower case), for opposites
+    numbers: frozenset[str]
+    negations: int  # outside contrast phrases
+    rejected: frozenset[str]  # stems of what contrast or replacement phrases reject
+    replaces: bool  # a replacement phrase names what it replaces
+    no_longer: bool  # "no longer", "not … anymore", "stopped", "used to"
+    updated: bool  # an update verb (upgraded, bumped, moved…)
+
+    @property
+    def asserted(self) -> frozenset[str]:
+        """The words the text asserts (compounds also by their parts: server-side → server)."""
+        parts = {p for w in self.words for p in re.split(r"[-/_.]", w) if len(p) > 1}
+        return (frozenset(self.words) | parts) - self.rejected
+
+
+@lru_cache(maxsize=4096)
+def claims_of(text: str) -> Claims:
+    low = " ".join(text.lower().replace("’", "'").replace("n't", " not").split())
+    low = low.replace("cannot", "can not")
+    rejected: set[str] = set()
+    replaces = False
+    contrast_spans: list[tuple[int, int]] = []
+    for pattern, is_replacement in _REJECTS:
+        for m in pattern.finditer(low):
+            rejected |= _content_stems(m.group(1))
+            contrast_spans.append(m.span())
+            replaces = replaces or is_replacement
+    for m in _IN_FAVOUR.finditer(low):
+        rejected |= _content_stems(m.group(1))
+        replaces = True
+    no_longer = bool(_NO_LONGER.search(low))
+    negations = 0
+    words: list[str] = []
+    numbers: set[str] = set()
+    for m in _TOKEN.finditer(low):
+        tok = m.group(0)
+        inside = any(a <= m.start() < b for a, b in contrast_spans)
+        if tok in _NEGATORS:
+            if not inside:
+                negations += 1
+            continue
+        num = _number(tok)
+        if num is not None:
+            numbers.add(num)
+            continue
+        if tok not in _STOP:
+            words.append(_stem(tok))
+    return Claims(
+        tuple(words),
+        frozenset(_TOKEN.findall(low)),
+        frozenset(numbers),
+        negations,
+        frozenset(rejected),
+        replaces,
+        no_longer,
+        bool(_UPDATED.search(low)),
+    )
+
+
+def _content_stems(span: str) -> set[str]:
+    return {
+        _stem(t)
+        for t in _TOKEN.findall(span)
+        if t not in _STOP and t not in _NEGATORS and _number(t) is None
+    } | {n for t in _TOKEN.findall(span) if (n := _number(t)) is not None and t not in _STOP}
+
+
+def _opposites(word: str) -> set[str]:
+    """Words that say the opposite of ``word``: its antonyms, and the un-/non- forms."""
+    out = set(_ANTONYM_OF.get(word, ()))
+    for prefix in ("un", "non-", "non"):
+        if word.startswith(prefix) and len(word) > len(prefix) + 3:
+            out.add(word[len(prefix) :])
+        else:
+            out.add(prefix + word)
+    return out
+
+
+def _antonym_flips(a: Claims, b: Claims) -> int:
+    """Opposite words split between the texts (one says enabled, the other disabled)."""
+    wa, wb = a.raw, b.raw
+    return sum(1 for w in wa - wb if any(o in wb and o not in wa for o in _opposites(w)))
+
+
+@dataclass(frozen=True, slots=True)
+class Swap:
+    """The one short span two otherwise identical word sequences swap."""
+
+    old: tuple[str, ...]
+    new: tuple[str, ...]
+    at_start: bool  # the subjects differ
+
+
+def swapped_span(a: Claims, b: Claims) -> Swap | None:
+    """The one short span swapped between two otherwise identical word sequences; None if the
+    texts differ otherwise."""
+    x, y = a.words, b.words
+    pre = 0
+    while pre < min(len(x), len(y)) and x[pre] == y[pre]:
+        pre += 1
+    suf = 0
+    while suf < min(len(x), len(y)) - pre and x[-1 - suf] == y[-1 - suf]:
+        suf += 1
+    mx, my = x[pre : len(x) - suf], y[pre : len(y) - suf]
+    if not mx or not my or len(mx) > SLOT_MAX or len(my) > SLOT_MAX:
+        return None
+    if set(mx) & set(my):
+        return None  # a reordering, not a swap
+    return Swap(mx, my, pre == 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How a newer fact relates to an older one: duplicate, conflict, supersedes or None."""
+
+    kind: str | None
+    why: str
+
+
+NONE = Verdict(None, "")
+
+
+def judge(older: str, newer: str, similarity: float) -> Verdict:
+    """How the fact ``newer`` (stored after ``older``) relates to ``older``, given the cosine
+    similarity of their embeddings."""
+    if similarity < REPLACES_AT:
+        return NONE
+    a, b = claims_of(older), claims_of(newer)
+    # The newer fact names what it replaces, and the older one asserts it.
+    if b.replaces and b.rejected & a.asserted and not a.rejected >= b.rejected:
+        return Verdict(SUPERSEDES, "replaces " + ", ".join(sorted(b.rejected & a.asserted)))
+    swap = swapped_span(a, b)
+    opposites = _antonym_flips(a, b)
+    # One word swapped after the same subject, nothing else changed: two values of one slot,
+    # however unrelated the embedding finds the words (Kafka / RabbitMQ: 0.66).
+    one_word = swap is not None and not swap.at_start and len(swap.old) == len(swap.new) == 1
+    if similarity < CONFLICT_AT:
+        if one_word and not opposites and a.numbers == b.numbers:
+            assert swap is not None
+            return Verdict(CONFLICT, _swap_why(swap))
+        return NONE
+    numbers_differ = bool(a.numbers and b.numbers and a.numbers != b.numbers)
+    negation = (a.negations - b.negations) % 2
+    if b.no_longer and not a.no_longer:
+        return Verdict(SUPERSEDES, "no longer")
+    if b.updated and not a.updated and numbers_differ:
+        return Verdict(SUPERSEDES, "updated: " + _numbers(a, b))
+    rejects = (a.rejected & b.asserted) | (b.rejected & a.asserted)
+    if rejects:
+        return Verdict(CONFLICT, "rejects " + ", ".join(sorted(rejects)))
+    if (negation + opposites) % 2:
+        return Verdict(CONFLICT, "negation" if negation else "opposites")
+    if numbers_differ:
+        return Verdict(CONFLICT, "numbers differ: " + _numbers(a, b))
+    if swap is not None and similarity < SLOT_SAME_AT and not opposites:
+        # The same sentence with one span swapped: other subjects are other facts; the same
+        # subject with another value is a contradiction.
+        return NONE if swap.at_start else Verdict(CONFLICT, _swap_why(swap))
+    if similarity >= DUPLICATE_AT:
+        return Verdict(DUPLICATE, "same claim")
+    return NONE
+
+
+def _swap_why(swap: Swap) -> str:
+    return f"{' '.join(swap.old)} → {' '.join(swap.new)}"
+
+
+def _numbers(a: Claims, b: Claims) -> str:
+    return f"{', '.join(sorted(a.numbers))} → {', '.join(sorted(b.numbers))}"
+
+
+def same_claims(a: str, b: str) -> bool:
+    """Whether two texts agree on polarity, numbers and what they reject or replace (the
+    similarity aside): the condition for two close facts to be one."""
+    return judge(a, b, 1.0).kind == DUPLICATE
