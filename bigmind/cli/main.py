@@ -374,6 +374,13 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.migrate:migrate_db_arguments",
         json=True,
     ),
+    "consolidate": Command(
+        "bigmind.cli.consolidate:cmd_consolidate",
+        "Merge duplicate facts, link contradictions, retire stale low-value facts from the packet.",
+        "bigmind consolidate --stale-days 90",
+        "bigmind.cli.consolidate:consolidate_arguments",
+        json=True,
+    ),
     "scan-secrets": Command(
         "bigmind.cli.secrets:cmd_scan_secrets",
         "Find secrets stored in the database (every user's memory) and redact them in place.",

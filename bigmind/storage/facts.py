@@ -253,9 +253,30 @@ class Facts(Table):
         """Count ``n`` more uses of these facts (see bigmind.usage)."""
         tx.execute(
             "UPDATE facts SET access_count = coalesce(access_count, 0) + ?,"
-            f" last_accessed_at = ? WHERE id IN ({marks(fact_ids)}) AND +user_id = ?",
+            f" last_accessed_at = ?, retired_at = NULL WHERE id IN ({marks(fact_ids)})"
+            " AND +user_id = ?",
             (n, ts, *fact_ids, self.uid),
         )
+
+    def retire_stale(self, tx: Tx, before: str, max_importance: int, ts: str) -> list[Row]:
+        """Retire from the packet the active facts of importance ≤ ``max_importance`` neither
+        used nor updated since ``before`` (a use brings one back: :meth:`add_uses`); ``id``
+        and ``fact`` of those retired now."""
+        return tx.execute(
+            "UPDATE facts SET retired_at = ? WHERE user_id = ? AND deprecated = 0"
+            " AND retired_at IS NULL AND importance <= ?"
+            " AND coalesce(last_accessed_at, updated_at, created_at) < ? RETURNING id, fact",
+            (ts, self.uid, max_importance, before),
+        )
+
+    def recheck(self, tx: Tx) -> int:
+        """Mark every active fact as not yet checked for duplicates and conflicts (a full
+        consolidation checks them all again); how many."""
+        rows = tx.execute(
+            "UPDATE facts SET checked_at = NULL WHERE user_id = ? AND deprecated = 0 RETURNING id",
+            (self.uid,),
+        )
+        return len(rows)
 
     # -- lists -----------------------------------------------------------------------------
     def by_ids(self, ids: Sequence[int], project: str | None = ANYWHERE) -> list[Fact]:
@@ -272,11 +293,12 @@ class Facts(Table):
         return [by_id[i] for i in ids if i in by_id]
 
     def top(self, limit: int, project: str | None = ANYWHERE) -> list[Fact]:
-        """Active facts seen from ``project``, most important, most confident, most recently
-        updated first."""
+        """Active facts seen from ``project`` and not retired by consolidation, most important,
+        most confident, most recently updated first (the packet's candidates)."""
         seen, args = visible("f", project)
         rows = self.db.query(
             f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.user_id = ? AND {ACTIVE} AND {seen}"
+            " AND f.retired_at IS NULL"
             " ORDER BY f.importance DESC, f.confidence DESC, f.updated_at DESC LIMIT ?",
             (self.uid, *args, limit),
         )

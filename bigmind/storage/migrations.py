@@ -570,6 +570,12 @@ CREATE INDEX IF NOT EXISTS idx_fact_links_user_time ON fact_links(user_id, creat
     )
 
 
+def _m0017_fact_retirement(tx: Tx, dialect: str) -> None:
+    """Consolidation retires stale, low-importance facts from the packet (``retired_at``):
+    still active and searchable, back in the packet once used again."""
+    _add_columns(tx, "facts", {"retired_at": "{ts}"}, dialect)
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -587,6 +593,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0014_fact_history", _m0014_fact_history),
     Migration("0015_project_scope", _m0015_project_scope),
     Migration("0016_fact_links", _m0016_fact_links),
+    Migration("0017_fact_retirement", _m0017_fact_retirement),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

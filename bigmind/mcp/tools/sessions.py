@@ -11,6 +11,7 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
+from bigmind.memory import consolidate
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
 from bigmind.storage.store import SessionRef
@@ -120,10 +121,20 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         s, was_open = rt.store.end_session(
             session_id, one_liner, topics, outcome, summary, key_facts, code_refs, importance
         )
+        # The light consolidation: stale low-value facts leave the packet now; facts stored
+        # before the model was ready are checked by the background embedder it wakes.
+        retired = consolidate.retire_stale(rt.store)
         rt.wrote()
         verb = "Closed" if was_open else "Updated the already closed"
+        text = f"{verb} session `{s.id}`: {s.one_liner} (topics: {s.topics or '—'})."
+        if retired:
+            text += (
+                f"\n{len(retired)} stale low-importance facts left the packet (still searchable;"
+                " used again, they come back)."
+            )
         return result(
-            f"{verb} session `{s.id}`: {s.one_liner} (topics: {s.topics or '—'}).",
+            text,
+            retired_facts=[i for i, _ in retired],
             session_id=s.id,
             ended_at=s.ended_at,
             has_summary=bool(s.has_tier2),
