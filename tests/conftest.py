@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from fastmcp import Client
+from starlette.testclient import TestClient
+from web_world import WEB_BASE, WebWorld, seed_world
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
@@ -15,6 +17,7 @@ from bigmind.runtime import Runtime
 from bigmind.storage.connect import open_database
 from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
+from bigmind.web.app import create_app
 
 # Session-scoped exported MiniLM (tests/model_fixture.py); PostgreSQL databases (pg_fixture.py).
 pytest_plugins = ["model_fixture", "pg_fixture"]
@@ -144,4 +147,31 @@ def runtime(settings: Settings) -> Iterator[Runtime]:
 @pytest.fixture
 async def client(settings: Settings, runtime: Runtime) -> AsyncIterator[Client]:  # type: ignore[type-arg]
     async with Client(build_server(settings, runtime)) as c:
+        yield c
+
+
+@pytest.fixture
+def sem_settings(settings: Settings, model_dir: Path) -> Settings:
+    """The test's settings with the exported MiniLM as the embedding model."""
+    return settings.model_copy(update={"embed_model": str(model_dir)})
+
+
+@pytest.fixture
+def sem_runtime(sem_settings: Settings) -> Iterator[Runtime]:
+    """A runtime as the server has it: the model loads and embeds in the background."""
+    rt = Runtime(sem_settings, background=True)
+    yield rt
+    rt.close()
+
+
+@pytest.fixture
+def world(runtime: Runtime) -> WebWorld:
+    """A memory with something on every profile page."""
+    return seed_world(runtime.store)
+
+
+@pytest.fixture
+def web(runtime: Runtime, world: WebWorld) -> Iterator[TestClient]:
+    """The profile page of ``world``, through Starlette's test client."""
+    with TestClient(create_app(runtime), base_url=WEB_BASE, follow_redirects=False) as c:
         yield c

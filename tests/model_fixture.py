@@ -29,7 +29,9 @@ import pytest
 from filelock import FileLock
 
 from bigmind.errors import BigMindError
+from bigmind.runtime import Runtime
 from bigmind.search.embedder import FORMAT_VERSION, METADATA_FILE, ModelMetadata, OnnxEmbedder
+from bigmind.search.semantic import Semantic
 
 CACHE_ROOT = Path(__file__).resolve().parent.parent / ".cache" / "bigmind-tests"
 BIGMIND = Path(sys.executable).parent / "bigmind"
@@ -182,3 +184,12 @@ def model_dir() -> Path:
 def embedder(model_dir: Path) -> OnnxEmbedder:
     """An OnnxEmbedder (one thread) on the cached MiniLM export."""
     return OnnxEmbedder(model_dir, threads=1)
+
+
+def ready(rt: Runtime) -> Semantic:
+    """The runtime's semantic index once its model is loaded and the backlog embedded."""
+    sem = rt.semantic
+    assert sem is not None
+    rt.wrote()
+    assert sem.wait_idle(60) and sem.ready, sem.status()
+    return sem

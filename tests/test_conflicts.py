@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from fastmcp import Client
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_calls import BIGMIND, Cli, call
+from model_fixture import ready
 from starlette.testclient import TestClient
 
 from bigmind.config import Settings
@@ -45,26 +46,6 @@ PG14 = "The alpha database runs PostgreSQL 14"
 PG16 = "We upgraded the alpha database to PostgreSQL 16"
 PYTEST = "The user prefers pytest for all Python tests"
 PYTEST_AGAIN = "For Python testing the user wants pytest"
-
-
-@pytest.fixture
-def sem_settings(settings: Settings, model_dir: Path) -> Settings:
-    return settings.model_copy(update={"embed_model": str(model_dir)})
-
-
-@pytest.fixture
-def sem_runtime(sem_settings: Settings) -> Iterator[Runtime]:
-    rt = Runtime(sem_settings, background=True)
-    yield rt
-    rt.close()
-
-
-def ready(rt: Runtime) -> Semantic:
-    sem = rt.semantic
-    assert sem is not None
-    rt.wrote()
-    assert sem.wait_idle(60) and sem.ready, sem.status()
-    return sem
 
 
 def by_id(results: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:

@@ -3,19 +3,15 @@ the duplicate guard, full-text and vectors following the new words."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from fastmcp import Client
 from mcp_calls import Cli, call, refused
+from model_fixture import ready
 
-from bigmind.config import Settings
 from bigmind.mcp.server import build_server
 from bigmind.memory import correct
 from bigmind.models import content_hash
 from bigmind.runtime import Runtime
-from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import fact_embedding_text
 from bigmind.storage.db import Backend
 
@@ -130,21 +126,6 @@ async def test_a_correction_may_not_duplicate_an_active_fact(client: Cli, runtim
 
 
 # -- vectors ---------------------------------------------------------------------------------------
-@pytest.fixture
-def sem_runtime(settings: Settings, model_dir: Path) -> Iterator[Runtime]:
-    rt = Runtime(settings.model_copy(update={"embed_model": str(model_dir)}), background=True)
-    yield rt
-    rt.close()
-
-
-def ready(rt: Runtime) -> Semantic:
-    sem = rt.semantic
-    assert sem is not None
-    rt.wrote()
-    assert sem.wait_idle(60) and sem.ready, sem.status()
-    return sem
-
-
 def vector_hash(db: Backend, fact_id: int) -> str | None:
     rows = db.query(
         "SELECT content_hash FROM embeddings WHERE kind = 'fact' AND item_id = ?", (str(fact_id),)

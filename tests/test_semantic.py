@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastmcp import Client
 from mcp_calls import call
+from model_fixture import ready
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
@@ -15,7 +15,6 @@ from bigmind.memory import claims, dedup
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
 from bigmind.search.recall import Recall
-from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import VectorStore
 from bigmind.storage.connect import open_database
 from bigmind.storage.db import Backend
@@ -30,27 +29,6 @@ FACTS = [
     ("preference", "Answers should be short and use bullet points"),
     ("bugfix", "The login flake came from a timezone bug in token expiry"),
 ]
-
-
-@pytest.fixture
-def sem_settings(settings: Settings, model_dir: Path) -> Settings:
-    return settings.model_copy(update={"embed_model": str(model_dir)})
-
-
-@pytest.fixture
-def sem_runtime(sem_settings: Settings) -> Iterator[Runtime]:
-    rt = Runtime(sem_settings, background=True)
-    yield rt
-    rt.close()
-
-
-def ready(rt: Runtime) -> Semantic:
-    sem = rt.semantic
-    assert sem is not None
-    rt.wrote()
-    assert sem.wait_idle(60), sem.status()
-    assert sem.ready, sem.status()
-    return sem
 
 
 def test_paraphrase_finds_fact_that_keywords_miss(sem_runtime: Runtime) -> None:

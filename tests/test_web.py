@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
-from web_world import WebWorld, seed_world
+from web_world import WebWorld, csrf_of, seed_world
 
 from bigmind.config import Settings
 from bigmind.memory import globalkb
@@ -19,23 +19,6 @@ from bigmind.web.app import create_app
 
 BASE = "http://127.0.0.1:7700"
 PAGES = ["/", "/activity", "/topics", "/sessions", "/facts", "/hypotheses", "/people", "/global"]
-
-
-@pytest.fixture
-def world(runtime: Runtime) -> WebWorld:
-    return seed_world(runtime.store)
-
-
-@pytest.fixture
-def web(runtime: Runtime, world: WebWorld) -> Iterator[TestClient]:
-    with TestClient(create_app(runtime), base_url=BASE, follow_redirects=False) as c:
-        yield c
-
-
-def csrf_of(html: str) -> str:
-    m = re.search(r'name="csrf" value="([^"]+)"', html)
-    assert m, "page has no CSRF field"
-    return m.group(1)
 
 
 def token(web: TestClient) -> str:

@@ -4,36 +4,16 @@ the CSRF token and a ticked box; and a fact's earlier versions, restorable from 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from html import escape
 from urllib.parse import quote
 
-import pytest
 from starlette.testclient import TestClient
-from web_world import WebWorld, seed_world
+from web_world import WebWorld, csrf_of
 
 from bigmind.memory import correct, journal, people
 from bigmind.runtime import Runtime
-from bigmind.web.app import create_app
 
 BASE = "http://127.0.0.1:7700"
-
-
-@pytest.fixture
-def world(runtime: Runtime) -> WebWorld:
-    return seed_world(runtime.store)
-
-
-@pytest.fixture
-def web(runtime: Runtime, world: WebWorld) -> Iterator[TestClient]:
-    with TestClient(create_app(runtime), base_url=BASE, follow_redirects=False) as c:
-        yield c
-
-
-def csrf_of(html: str) -> str:
-    m = re.search(r'name="csrf" value="([^"]+)"', html)
-    assert m, "page has no CSRF field"
-    return m.group(1)
 
 
 def confirm_page(web: TestClient, html: str, kind: str, item: object) -> str:

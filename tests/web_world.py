@@ -10,12 +10,23 @@ knowledge promoted by a second user, bob. Deterministic (seeded random), and fas
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from bigmind.memory import globalkb, journal, people, savings
 from bigmind.models import TS_FORMAT
 from bigmind.storage.store import Store
+
+WEB_BASE = "http://127.0.0.1:7700"
+
+
+def csrf_of(html: str) -> str:
+    """The CSRF token of a page's forms."""
+    m = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert m, "page has no CSRF field"
+    return m.group(1)
+
 
 SCRIPT_FACT = 'Never render <script>alert("xss")</script> unescaped & keep "quotes"'
 TOPICS = (
