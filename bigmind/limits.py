@@ -13,6 +13,7 @@ as memory (queries, names, ids); a test holds every caller to that.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -116,13 +117,34 @@ def check_category(value: str) -> str:
     return cat
 
 
+def json_list(value: str | Sequence[str]) -> Sequence[str] | str:
+    """A list sent as the text of a JSON array (``'["a", "b"]'``, as some clients send array
+    arguments) as that list; any other value as given."""
+    if isinstance(value, str) and value.strip().startswith("[") and value.strip().endswith("]"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(parsed, list) and all(isinstance(v, str | int | float) for v in parsed):
+            return [str(v) for v in parsed]
+    return value
+
+
+def items(value: str | Sequence[str]) -> list[str]:
+    """The items of a list argument: a list, the text of a JSON array, or a comma-separated
+    string."""
+    value = json_list(value)
+    return value.split(",") if isinstance(value, str) else [str(v) for v in value]
+
+
 def tags(value: str | Sequence[str] | None) -> str | None:
-    """Topics as a comma-separated lowercase list, from a list or a comma string."""
+    """Topics as a comma-separated lowercase list, from a list, a JSON array's text or a comma
+    string."""
     if value is None:
         return None
-    items = value.split(",") if isinstance(value, str) else list(value)
+    items_ = items(value)
     out: list[str] = []
-    for item in items:
+    for item in items_:
         tag = str(item).strip().lower()
         if not tag:
             continue
@@ -136,8 +158,10 @@ def tags(value: str | Sequence[str] | None) -> str | None:
 
 
 def stored_lines(name: str, value: str | Sequence[str] | None, limit: int) -> str | None:
-    """A bullet list from a list of strings, or the text as given; stored, so redacted."""
+    """A bullet list from a list of strings (or a JSON array's text), or the text as given;
+    stored, so redacted."""
     if value is None:
         return None
+    value = json_list(value)
     text = value if isinstance(value, str) else "\n".join(f"- {str(v).strip()}" for v in value)
     return optional_stored(name, text, limit)

@@ -208,11 +208,11 @@ def test_session_detail_and_other_users_ids(store: Store) -> None:
     f1, _, _ = store.store_fact("decision", "Keep the queue", session_id=sid)
     f2, _, _ = store.store_fact("bugfix", "Fixed the retry", session_id=sid)
     store.deprecate_fact(f1.id, "dropped")
-    store.store_fact("decision", "Unrelated, no session")
     h, _ = journal.add(store, "The retry storm comes from the cron", 0.8, sid)
     store.append_chunk("first exchange", sid, "user")
     store.append_chunk("second exchange", sid, "assistant", flag_reason="decision")
     store.end_session(sid, "Queue work", "queue", None, "We kept the queue.")
+    store.store_fact("decision", "Unrelated, no session open")  # links to none
     other = store.start_session().session.id
     journal.add(store, "Elsewhere", 0.5, other)
 

@@ -50,7 +50,7 @@ def _same_file(a: str, b: str) -> bool:
 def _files(files: str | Sequence[str] | None) -> list[str]:
     if files is None:
         return []
-    items = files.split(",") if isinstance(files, str) else list(files)
+    items = limits.items(files)
     out: list[str] = []
     for f in items:
         p = normalise_path(str(f))

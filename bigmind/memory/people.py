@@ -20,7 +20,7 @@ _USERNAME = re.compile(r"^[\w.@+\-]{1,100}$", re.UNICODE)
 def _merge_list(old: str | None, new: str | None) -> str | None:
     """Union of comma-separated items, old order first, case-insensitive."""
     items: list[str] = []
-    for part in (old or "").split(",") + (new or "").split(","):
+    for part in limits.items(old or "") + limits.items(new or ""):
         p = part.strip()
         if p and p.lower() not in (i.lower() for i in items):
             items.append(p)
@@ -61,9 +61,7 @@ def remember(
         "role": optional_stored("role", role, 200),
         "team": optional_stored("team", team, 200),
     }
-    exp_text = (
-        expertise if isinstance(expertise, str) or expertise is None else ", ".join(expertise)
-    )
+    exp_text = expertise if expertise is None else ", ".join(limits.items(expertise))
     exp = optional_stored("expertise", exp_text, limits.SHORT)
     note = optional_stored("notes", notes, limits.NOTES)
     ts = now_ts()

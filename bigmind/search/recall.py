@@ -396,7 +396,7 @@ def _kinds(kinds: Sequence[str] | str | None) -> tuple[str, ...]:
     if kinds is None or kinds == "" or kinds == []:
         return KINDS
     if isinstance(kinds, str):
-        kinds = [k.strip() for k in kinds.split(",")]
+        kinds = [k.strip() for k in limits.items(kinds)]
     aliases = {k + "s": k for k in KINDS} | {"people": "person", "hypotheses": "hypothesis"}
     out = []
     for k in kinds:

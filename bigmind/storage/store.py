@@ -222,6 +222,14 @@ class Store:
         assert s2 is not None
         return SessionRef(s2, True)
 
+    def _open_ref(self, tx: Tx) -> SessionRef | None:
+        """The latest open session of this project, touched, or None."""
+        latest = self.sessions.latest_open(tx, self.project_key)
+        if latest is None:
+            return None
+        self._touch(tx, latest, now_ts())
+        return SessionRef(latest, False)
+
     def _touch(self, tx: Tx, s: Session, ts: str) -> None:
         """Record activity, at most once per TOUCH_SECONDS: a write saved on most calls."""
         if (s.last_activity_at or "") < ts_ago(seconds=TOUCH_SECONDS):
@@ -314,7 +322,9 @@ class Store:
             dup = self.facts.active_with_hash(digest, tx, key)
             if dup is not None:
                 return dup, False, None
-            ref = self.resolve_session(session_id, tx) if session_id else None
+            # Omitted: the fact belongs to the open session of this project, if there is one
+            # (a fact alone never opens a session).
+            ref = self.resolve_session(session_id, tx) if session_id else self._open_ref(tx)
             created = self.facts.insert(
                 tx,
                 category=cat,

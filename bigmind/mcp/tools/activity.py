@@ -20,8 +20,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_announce_focus(
-        session_id: SessionId,
         description: Annotated[str, Field(description="What you are working on now.")],
+        session_id: SessionId = None,
         files: Files = None,
         ide_hint: str | None = None,
     ) -> ToolResult:
@@ -86,10 +86,10 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_log_token_save(
-        session_id: SessionId,
         description: str,
         tokens_saved: Annotated[int, Field(ge=0)],
         method_used: Annotated[str, Field(description="e.g. memory, grep, cache")],
+        session_id: SessionId = None,
     ) -> ToolResult:
         """Log tokens saved by recalling memory (or grep) instead of re-reading files."""
         entry, ref = savings.log(rt.store, session_id, description, tokens_saved, method_used)

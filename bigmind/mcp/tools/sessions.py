@@ -97,18 +97,18 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_end_session(
-        session_id: SessionId,
         one_liner: Annotated[
             str, Field(description=f"Headline of what happened, ≤ {limits.ONE_LINER} characters.")
         ],
-        topics: Topics,
+        session_id: SessionId = None,
+        topics: Topics = None,
         outcome: Annotated[
             str | None, Field(description="One sentence: what was decided or built.")
-        ],
+        ] = None,
         summary: Annotated[
             str | None,
             Field(description="Narrative summary in markdown (Tier 2), ≤ ~2,000 tokens."),
-        ],
+        ] = None,
         key_facts: Lines = None,
         code_refs: Lines = None,
         importance: Importance = 5,
