@@ -151,7 +151,7 @@ def test_copies_every_table_row_by_row(
     code, out, err = run(capsys, "--to", pg_url)  # the source is BIGMIND_DB_PATH
     assert code == 0, err
     assert "Vectors: copied (test-model, 8 d)." in out
-    assert "Copying facts" in err and "Verifying" in err  # progress bars on stderr
+    assert "Copying facts" not in err  # progress bars only on a terminal (this is no tty)
     src = connect(source)
     try:
         assert_same(src, target)

@@ -171,8 +171,11 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 
 def progress(label: str) -> Callable[[int, int], None]:
-    """A one-line progress bar on stderr (stdout stays clean for scripts)."""
+    """A one-line progress bar on stderr (stdout stays clean for scripts), drawn only when
+    stderr is a terminal: in a log or a pipe, carriage returns are noise."""
     started = time.monotonic()
+    if not sys.stderr.isatty():
+        return _quiet
 
     def show(done: int, total: int) -> None:
         total = max(total, done, 1)
@@ -186,6 +189,10 @@ def progress(label: str) -> Callable[[int, int], None]:
         )
 
     return show
+
+
+def _quiet(done: int, total: int) -> None:
+    """Progress not shown (stderr is no terminal)."""
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:

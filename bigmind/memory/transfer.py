@@ -107,7 +107,8 @@ def default_export_path(data_dir: Path) -> Path:
 
 
 def resolve_export_path(output_path: str | None, data_dir: Path) -> Path:
-    """Absolute target: default name in <data dir>/exports; relative paths resolve there too."""
+    """Absolute target: default name in <data dir>/exports; relative paths resolve there too.
+    A folder that does not exist is refused, not created (a typo would hide the file)."""
     if output_path is None or not output_path.strip():
         return default_export_path(data_dir)
     p = Path(output_path.strip()).expanduser()
@@ -115,6 +116,11 @@ def resolve_export_path(output_path: str | None, data_dir: Path) -> Path:
         p = data_dir / "exports" / p
     if p.is_dir():
         raise ExportError(f"{p} is a folder; give a file path such as {p / 'bigmind.json'}.")
+    exports = data_dir / "exports"
+    if not p.parent.is_dir() and exports not in (p.parent, *p.parent.parents):  # ours: made
+        raise ExportError(
+            f"The folder {p.parent} does not exist; create it first or choose another path."
+        )
     return p
 
 
