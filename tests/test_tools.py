@@ -269,6 +269,8 @@ async def test_export_is_complete_atomic_and_never_clobbers(client: Cli, tmp_pat
     await call(client, "memory_update_profile", role="dev")
     await end(client, s["session_id"], "x", summary="sum")
     target = tmp_path / "out" / "backup.json"
+    assert "does not exist" in await refused(client, "memory_export", output_path=str(target))
+    target.parent.mkdir()
     _text, data = await call(client, "memory_export", output_path=str(target))
     assert data["path"] == str(target) and target.exists()
     dump = json.loads(target.read_text())
