@@ -105,6 +105,13 @@ def check_days(name: str, value: int, longest: int) -> int:
     return int(value)
 
 
+def check_choice(name: str, value: str, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``; else InvalidInput naming them."""
+    if value not in choices:
+        raise InvalidInput(f"'{name}' must be one of {', '.join(choices)}; got {value!r}.")
+    return value
+
+
 def check_category(value: str) -> str:
     """A fact's category: a short lowercase word."""
     cat = (value or "").strip().lower()

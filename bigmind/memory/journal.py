@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bigmind import limits
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.limits import check_days, check_limit, check_unit, stored_text
+from bigmind.limits import check_choice, check_days, check_limit, check_unit, stored_text
 from bigmind.models import Hit, now_ts, ts_ago
 from bigmind.search import keyword
 from bigmind.storage.hypotheses import Hypotheses
@@ -48,8 +48,7 @@ def add(
 
 def resolve(store: Store, hypothesis_id: int, status: str, resolution: str | None) -> Hypothesis:
     """Close a hypothesis as confirmed/refuted/abandoned, or reopen it with status 'open'."""
-    if status not in STATUSES:
-        raise InvalidInput(f"'status' must be one of {', '.join(STATUSES)}; got {status!r}.")
+    check_choice("status", status, STATUSES)
     get(store, hypothesis_id)
     text = None
     if status != "open":

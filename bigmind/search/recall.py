@@ -28,7 +28,7 @@ from typing import Any
 
 from bigmind import limits
 from bigmind.errors import InvalidInput
-from bigmind.limits import check_limit, check_text
+from bigmind.limits import check_choice, check_limit, check_text
 from bigmind.models import TS_FORMAT, Hit, day_of, now_ts
 from bigmind.project import SEARCH_SCOPES, name_of
 from bigmind.search import keyword
@@ -128,10 +128,8 @@ class Recall:
         q = check_text("query", query, limits.QUERY)
         n = check_limit(limit)
         wanted = _kinds(kinds)
-        if mode not in MODES:
-            raise InvalidInput(f"'mode' must be one of {', '.join(MODES)}; got {mode!r}.")
-        if scope not in SEARCH_SCOPES:
-            raise InvalidInput(f"'scope' must be one of {', '.join(SEARCH_SCOPES)}; got {scope!r}.")
+        check_choice("mode", mode, MODES)
+        check_choice("scope", scope, SEARCH_SCOPES)
         qvec = None
         note = ""
         if mode != "keyword":

@@ -6,15 +6,21 @@ from collections.abc import Sequence
 
 from bigmind.models import SESSION_COLUMNS, Session, Summary
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, in_project
+from bigmind.storage.table import (
+    ANYWHERE,
+    Table,
+    containing,
+    containing_params,
+    in_project,
+    like_literal,
+)
 
 # One tag of a session's comma-separated topics, any case; `%` and `_` in a tag are literal.
 TOPIC_MATCH = "(',' || lower(coalesce(topics, '')) || ',') LIKE ? ESCAPE '\\'"
 
 
 def topic_pattern(topic: str) -> str:
-    tag = topic.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%,{tag},%"
+    return f"%,{like_literal(topic.strip().lower())},%"
 
 
 def session_from_row(row: Row) -> Session:

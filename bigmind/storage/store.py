@@ -15,6 +15,7 @@ from bigmind import project as projects
 from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.limits import (
     check_category,
+    check_choice,
     check_importance,
     check_limit,
     check_text,
@@ -212,10 +213,9 @@ class Store:
                 )
             self._touch(tx, s, ts)
             return SessionRef(s, False)
-        latest = self.sessions.latest_open(tx, self.project_key)
-        if latest is not None:
-            self._touch(tx, latest, ts)
-            return SessionRef(latest, False)
+        ref = self._open_ref(tx)
+        if ref is not None:
+            return ref
         sid = new_id()
         self.sessions.insert(tx, sid, ts, project=self.project_key)
         s2 = self.sessions.get(sid, tx)
@@ -344,10 +344,8 @@ class Store:
     def fact_scope(self, category: str, scope: str | None) -> str:
         """The scope a fact gets: the one asked for, else by category (preferences, identity,
         people: global; the rest: the project's). Outside any project every fact is global."""
-        if scope is not None and scope not in projects.SCOPES:
-            raise InvalidInput(
-                f"'scope' must be one of {', '.join(projects.SCOPES)}; got {scope!r}."
-            )
+        if scope is not None:
+            check_choice("scope", scope, projects.SCOPES)
         if self.project is None:
             return "global"
         if scope is None:
@@ -357,10 +355,7 @@ class Store:
     def set_fact_scope(self, fact_id: int, scope: str) -> Fact:
         """Make a fact global, or this project's (it moves to the current project)."""
         current = self.get_fact(fact_id)
-        if scope not in projects.SCOPES:
-            raise InvalidInput(
-                f"'scope' must be one of {', '.join(projects.SCOPES)}; got {scope!r}."
-            )
+        check_choice("scope", scope, projects.SCOPES)
         key = self.project_key
         if scope == "project" and key is None:
             raise InvalidInput(
@@ -433,8 +428,7 @@ class Store:
         flag_reason: str | None = None,
     ) -> tuple[Chunk, SessionRef]:
         body = stored_text("content", content, limits.CHUNK)
-        if role not in CHUNK_ROLES:
-            raise InvalidInput(f"'role' must be one of {', '.join(CHUNK_ROLES)}; got {role!r}.")
+        check_choice("role", role, CHUNK_ROLES)
         reason = optional_stored("flag_reason", flag_reason, limits.SHORT)
         with self.db.transaction() as tx:
             ref = self.resolve_session(session_id, tx)

@@ -50,10 +50,16 @@ def marks(values: Sized) -> str:
     return ",".join("?" * len(values))
 
 
+def like_literal(text: str) -> str:
+    """``text`` in a LIKE pattern with ``ESCAPE '\\'``: its ``%``, ``_`` and ``\\`` match
+    themselves."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def substring(text: str) -> tuple[str, str]:
     """The two LIKE patterns :func:`containing` takes per column for ``text`` anywhere: lower
     case (matched against ``lower(column)``) and as given; ``%``, ``_`` and ``\\`` are literal."""
-    body = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    body = like_literal(text)
     return f"%{body.lower()}%", f"%{body}%"
 
 

@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 from bigmind import project
 from bigmind.errors import InvalidInput
-from bigmind.limits import RESULTS
+from bigmind.limits import RESULTS, check_choice
 from bigmind.memory import globalkb, journal, rivals, users
 from bigmind.memory import people as people_mod
 from bigmind.memory.globalkb import GlobalEntry
@@ -393,8 +393,7 @@ def facts(
 ) -> FactsView:
     """The user's facts, newest first, or the best matches of ``query`` (the tools' search);
     with ``project_key``, those seen from that project (its own and the global ones)."""
-    if status not in FACT_STATUSES:
-        raise InvalidInput(f"'status' must be one of {', '.join(FACT_STATUSES)}; got {status!r}.")
+    check_choice("status", status, FACT_STATUSES)
     n = _per_page(per_page)
     q = (query or "").strip()
     cat = (category or "").strip().lower() or None
