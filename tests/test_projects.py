@@ -275,6 +275,8 @@ async def test_roots_name_the_project_of_every_call(
         assert "(other project: payments)" in hits
         _, only = await call(b, "memory_recall", query="RabbitMQ Tantivy", scope="project")
         assert ["Tantivy" in r["text"] for r in only["results"]] == [True]
+        _, facts_only = await call(b, "memory_search_facts", query="uses", scope="project")
+        assert ["Tantivy" in r["text"] for r in facts_only["results"]] == [True]
         await end(b, None, "Tantivy tuning")
         fact_id = data["fact_id"]
         text, moved = await call(b, "memory_update_fact", fact_id=fact_id, scope="global")

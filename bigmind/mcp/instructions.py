@@ -45,7 +45,7 @@ safe. Pass `focus=` to memory_start_session to get the most relevant facts in th
 Memories belong to the project you work in: the client's workspace folder or the server's git
 repository (a repository's clones share it). The packet shows this project's memories and the
 global ones, never another project's; searches rank this project's first and mark the others
-(`memory_recall(..., scope="project")`: only this project's). A fact's scope defaults to global
+(`scope="project"` on any search tool: only this project's). A fact's scope defaults to global
 for preference, identity and person facts and to the project for the rest; pass
 `scope="global"` or `scope="project"` to memory_store_fact to choose.
 

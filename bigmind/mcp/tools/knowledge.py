@@ -61,30 +61,39 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
-    def memory_search_semantic(query: Query, limit: Limit = 10, kinds: Kinds = None) -> ToolResult:
+    def memory_search_semantic(
+        query: Query, limit: Limit = 10, kinds: Kinds = None, scope: SearchScope = "all"
+    ) -> ToolResult:
         """Search by meaning only, for paraphrases keywords miss (keywords while the model
         loads, and it says so).
         """
-        return ranked(query, limit, kinds, "memories", mode="semantic")
+        return ranked(query, limit, kinds, "memories", mode="semantic", scope=scope)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_search_facts(
-        query: Query, limit: Limit = 10, include_deprecated: bool = False
+        query: Query,
+        limit: Limit = 10,
+        include_deprecated: bool = False,
+        scope: SearchScope = "all",
     ) -> ToolResult:
         """Search your stored facts BEFORE acting on a task, in plain words or keywords;
         each hit says why.
         """
-        return ranked(query, limit, ["fact"], "facts", include_deprecated=include_deprecated)
+        return ranked(
+            query, limit, ["fact"], "facts", include_deprecated=include_deprecated, scope=scope
+        )
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
-    def memory_search_chunks(query: Query, limit: Limit = 10) -> ToolResult:
+    def memory_search_chunks(
+        query: Query, limit: Limit = 10, scope: SearchScope = "all"
+    ) -> ToolResult:
         """Search flagged past exchanges (decisions, code, diagnoses) for verbatim evidence.
 
         Use before answering "do you remember…" or redoing past work. Plain questions work.
         """
-        return ranked(query, limit, ["chunk"], "chunks")
+        return ranked(query, limit, ["chunk"], "chunks", scope=scope)
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
