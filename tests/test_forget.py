@@ -454,3 +454,25 @@ def test_postgresql_rewrites_the_tables_a_forget_touched(
         assert filenode() == before and store.facts.get(b.id) is None
     finally:
         db.close()
+
+
+def test_the_exchanges_after_one_are_found_by_order_across_gaps(settings: Settings) -> None:
+    """Context vectors embed the exchanges just before, by order; forgetting leaves gaps in
+    seq, so what follows an exchange is found by order, not by seq arithmetic."""
+    from bigmind.storage.chunks import following_any
+    from bigmind.storage.connect import open_database
+    from bigmind.storage.store import Store
+
+    backend = open_database(settings)
+    try:
+        store = Store(backend, "alice")
+        sid = store.start_session().session.id
+        chunks = [store.append_chunk(f"turn {i}", sid)[0] for i in range(1, 7)]
+        with backend.transaction() as tx:
+            store.chunks.delete(tx, [chunks[2].id, chunks[3].id])  # seq 3 and 4 are gone
+            after = following_any(tx, [chunks[1].id], 2)
+            both = following_any(tx, [chunks[0].id, chunks[4].id], 2)
+        assert sorted(after) == [chunks[4].id, chunks[5].id]
+        assert sorted(both) == [chunks[1].id, chunks[4].id, chunks[5].id]
+    finally:
+        backend.close()

@@ -9,6 +9,24 @@ from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table, containing, containing_params, marks
 
 
+def following_any(tx: Tx, chunk_ids: Sequence[object], n: int) -> list[int]:
+    """The ids of the ``n`` exchanges after each of these (any user's) in its session, by
+    order: their context vectors were made with its text. Order, not seq arithmetic, since
+    forgetting and vacuum leave gaps in seq (:meth:`Chunks.following` for one chunk)."""
+    out: list[int] = []
+    for start in range(0, len(chunk_ids), 500):
+        part = chunk_ids[start : start + 500]
+        rows = tx.execute(
+            "SELECT DISTINCT b.id FROM conversation_chunks c JOIN conversation_chunks b"
+            " ON b.session_id = c.session_id AND b.seq > c.seq"
+            f" WHERE c.id IN ({marks(part)}) AND (SELECT count(*) FROM conversation_chunks m"
+            " WHERE m.session_id = c.session_id AND m.seq > c.seq AND m.seq < b.seq) < ?",
+            (*part, n),
+        )
+        out += [int(r["id"]) for r in rows]
+    return out
+
+
 class Chunks(Table):
     """One user's saved exchanges."""
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from bigmind import redact
 from bigmind.models import content_hash
+from bigmind.storage.chunks import following_any
 from bigmind.storage.db import Params, Row, Tx
-from bigmind.storage.table import marks
 from bigmind.storage.vectors import CONTEXT_TURNS, VectorTables
 
 Run = Callable[[str, Params], list[Row]]
@@ -113,15 +113,7 @@ def forget_vectors(tx: Tx, table: str, ids: Sequence[object]) -> None:
     for kind in VECTOR_KINDS.get(table, ()):
         VectorTables.forget(tx, kind, ids)
     if table == "conversation_chunks":
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            later = tx.execute(
-                "SELECT b.id FROM conversation_chunks c JOIN conversation_chunks b"
-                " ON b.session_id = c.session_id AND b.seq > c.seq AND b.seq <= c.seq + ?"
-                f" WHERE c.id IN ({marks(part)})",
-                (CONTEXT_TURNS, *part),
-            )
-            VectorTables.forget(tx, "chunk_context", [r["id"] for r in later])
+        VectorTables.forget(tx, "chunk_context", following_any(tx, ids, CONTEXT_TURNS))
 
 
 def sweep_all(tx: Tx) -> Counter[str]:
