@@ -24,10 +24,10 @@ from bigmind.limits import (
     stored_text,
 )
 from bigmind.memory.claims import DUPLICATE, judge
-from bigmind.memory.dedup import NEIGHBOURS
+from bigmind.memory.dedup import candidates, keep_vector
 from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
-from bigmind.search.vectors import Pending, VectorStore, fact_embedding_text
+from bigmind.search.vectors import VectorStore, fact_embedding_text
 from bigmind.storage.fact_history import FactHistory, Version
 from bigmind.storage.store import Store
 
@@ -112,10 +112,8 @@ def update_fact(
         )
         if reworded:  # the vector of the old words goes; re-made below or in the background
             VectorStore.forget(tx, "fact", [now.id])
-    if vec is not None and semantic is not None and semantic.ready:
-        body = fact_embedding_text(cat, text)
-        item = Pending("fact", str(current.id), store.uid, body, content_hash(body))
-        semantic.vectors.write([item], vec.reshape(1, -1), semantic.status().model or "")
+    if vec is not None and semantic is not None:
+        keep_vector(store, semantic, current.id, cat, text, vec)
     return Corrected(store.get_fact(current.id), changed, version, restore_version)
 
 
@@ -129,13 +127,11 @@ def _check_paraphrase(
     vec = semantic.embed_query(fact_embedding_text(category, text))
     if vec is None or current.deprecated:
         return vec
-    found = semantic.vectors.knn("fact", store.uid, vec, NEIGHBOURS + 1)
-    sims = {int(n.item_id): n.similarity for n in found if int(n.item_id) != current.id}
-    for other in store.facts_by_ids(sorted(sims, key=lambda i: -sims[i])):
-        if judge(other.fact, text, sims[other.id]).kind == DUPLICATE:
+    for other, sim in candidates(store, semantic, vec, exclude=current.id):
+        if judge(other.fact, text, sim).kind == DUPLICATE:
             raise InvalidInput(
                 f"Fact #{other.id} already says this in other words (similarity"
-                f" {sims[other.id]:.2f}): {other.fact!r}. Keep that one: deprecate or forget"
+                f" {sim:.2f}): {other.fact!r}. Keep that one: deprecate or forget"
                 f" #{current.id} instead of making it a duplicate. Nothing changed."
             )
     return vec

@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bigmind import redact
+from bigmind import limits
+from bigmind.limits import check_category, stored_text
 from bigmind.memory.claims import CONFLICT, DUPLICATE, SUPERSEDES, Verdict, claims_of, judge
 from bigmind.memory.rivals import quote, settle_call
 from bigmind.models import Fact, content_hash, now_ts
@@ -132,12 +133,15 @@ def store_fact(
 ) -> StoredFact:
     """Store a fact, checked against its nearest facts when the model is ready."""
     vec = None
-    clean = redact.redact(text.strip()).text  # what will be stored (the store reports it)
+    # Validated and redacted before the model sees it (the store's own check of the clean
+    # text then finds nothing more to report).
+    cat = check_category(category)
+    clean = stored_text("fact", text, limits.FACT)
     if semantic is not None:
-        vec = semantic.embed_query(fact_embedding_text(category.strip().lower(), clean))
+        vec = semantic.embed_query(fact_embedding_text(cat, clean))
     if vec is None or semantic is None:
         fact, created, _ref = store.store_fact(
-            category, text, confidence, session_id, importance, scope
+            cat, clean, confidence, session_id, importance, scope
         )
         return StoredFact(fact, created)
     near = [Near(f, s, judge(f.fact, clean, s)) for f, s in candidates(store, semantic, vec)]
@@ -154,16 +158,25 @@ def store_fact(
         outcomes.extend(_act(store, tx, fact, near, ts))
 
     fact, created, _ref = store.store_fact(
-        category, text, confidence, session_id, importance, scope, then=record
+        cat, clean, confidence, session_id, importance, scope, then=record
     )
     if not created:
         return StoredFact(fact, False, semantic_checked=True)
-    if semantic.ready:
-        body = fact_embedding_text(fact.category, fact.fact)
-        item = Pending("fact", str(fact.id), store.uid, body, content_hash(body))
-        semantic.vectors.write([item], vec.reshape(1, -1), semantic.status().model or "")
+    keep_vector(store, semantic, fact.id, fact.category, fact.fact, vec)
     conflicts = [(o.other, o.similarity) for o in outcomes if o.kind == CONFLICT]
-    return StoredFact(store.get_fact(fact.id), True, None, conflicts, outcomes, True)
+    now = store.get_fact(fact.id) if outcomes else fact  # a merge or supersession changed it
+    return StoredFact(now, True, None, conflicts, outcomes, True)
+
+
+def keep_vector(
+    store: Store, semantic: Semantic, fact_id: int, category: str, text: str, vec: Any
+) -> None:
+    """Write the vector just computed for a fact's text, so the background embedder need not
+    embed it again (when the model is ready)."""
+    if semantic.ready:
+        body = fact_embedding_text(category, text)
+        item = Pending("fact", str(fact_id), store.uid, body, content_hash(body))
+        semantic.vectors.write([item], vec.reshape(1, -1), semantic.status().model or "")
 
 
 # -- later: facts stored before the model was ready ---------------------------------------------
@@ -220,8 +233,7 @@ def _act(store: Store, tx: Tx, fact: Fact, near: Sequence[Near], ts: str) -> lis
             if lose.id == fact.id:
                 break  # this fact is gone: its other neighbours are the keeper's
         elif kind == SUPERSEDES:
-            store.facts.deprecate(tx, older.id, f"superseded by #{newer.id}", ts)
-            store.links.settle(tx, older.id)
+            store.deprecate_in(tx, older.id, f"superseded by #{newer.id}", ts)
             store.links.add(tx, newer.id, older.id, SUPERSEDES, n.verdict.why, n.similarity, ts)
             out.append(Outcome(SUPERSEDES, newer, older, n.similarity, n.verdict.why))
             if older.id == fact.id:
@@ -250,6 +262,5 @@ def _merge(store: Store, tx: Tx, keep: Fact, lose: Fact, similarity: float, ts: 
             o = linked.fact
             pair = (keep.id, o.id) if keep.id > o.id else (o.id, keep.id)
             store.links.add(tx, *pair, CONFLICT, linked.why, linked.similarity, ts)
-    store.facts.deprecate(tx, lose.id, f"merged into #{keep.id}", ts)
-    store.links.settle(tx, lose.id)
+    store.deprecate_in(tx, lose.id, f"merged into #{keep.id}", ts)
     store.links.add(tx, keep.id, lose.id, "merged", "same claim", similarity, ts)

@@ -386,9 +386,13 @@ class Store:
                 "Nothing changed."
             )
         with self.db.transaction() as tx:
-            self.facts.deprecate(tx, fact_id, why, now_ts())
-            self.links.settle(tx, fact_id)
+            self.deprecate_in(tx, fact_id, why, now_ts())
         return self.get_fact(fact_id)
+
+    def deprecate_in(self, tx: Tx, fact_id: int, reason: str, ts: str) -> None:
+        """Deprecate a fact inside a write: a retired fact has no conflicts left to settle."""
+        self.facts.deprecate(tx, fact_id, reason, ts)
+        self.links.settle(tx, fact_id)
 
     def restore_fact(self, fact_id: int) -> Fact:
         """Undo :meth:`deprecate_fact`, unless an identical fact is active again meanwhile."""
