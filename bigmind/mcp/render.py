@@ -11,6 +11,11 @@ from bigmind.storage.fact_history import Version
 from bigmind.tokens import count_tokens, truncate_to_tokens
 
 
+def fact_place(f: Fact) -> str:
+    """Where a fact is seen: ``project payments`` or ``global``."""
+    return f"project {name_of(f.project)}" if f.scope == "project" and f.project else "global"
+
+
 def hits(results: Sequence[Hit], query: str, what: str) -> str:
     if not results:
         return (

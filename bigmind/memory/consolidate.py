@@ -26,7 +26,6 @@ from bigmind.storage.store import Store
 STALE_DAYS = 90
 LOW_IMPORTANCE = 3
 MAX_STALE_DAYS = 3_650
-LIGHT_PASSES = 4  # batches of unchecked facts the light pass takes at most
 
 
 @dataclass(slots=True)
@@ -67,19 +66,16 @@ def consolidate(
     store: Store,
     semantic: Semantic | None,
     *,
-    full: bool = True,
     stale_days: int = STALE_DAYS,
     max_importance: int = LOW_IMPORTANCE,
 ) -> Consolidated:
-    """One consolidation pass over the store's user. ``full``: every active fact is checked
-    again; otherwise only those never checked (the light pass at a session's end)."""
+    """One consolidation pass over the store's user: every active fact is checked again (the
+    light pass at a session's end is :func:`retire_stale` and the background check)."""
     done = Consolidated()
     if semantic is not None and semantic.ready:
         done.semantic = True
-        passes = LIGHT_PASSES
-        if full:
-            with store.db.transaction() as tx:
-                passes = store.facts.recheck(tx) // CHECK_BATCH + 2
+        with store.db.transaction() as tx:
+            passes = store.facts.recheck(tx) // CHECK_BATCH + 2
         for _ in range(passes):  # bounded: each pass claims the facts it checks
             step = check_pending(store, semantic)
             done.checked += step.checked

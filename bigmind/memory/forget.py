@@ -22,10 +22,10 @@ Nothing about a forgotten memory is kept, not even a log line with its text or t
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bigmind import limits
@@ -354,8 +354,10 @@ def forget(store: Store, targets: Sequence[Target]) -> Forgotten:
     done = Forgotten(list(targets))
     rewrite: set[str] = set()
     tidy = {"memory_usage", "embeddings"}
-    bulk = upkeep.bulk_deletes if len(targets) > BULK else _one_by_one
-    with store.db.transaction() as tx, bulk(tx):
+    with (
+        store.db.transaction() as tx,
+        upkeep.bulk_deletes(tx) if len(targets) > BULK else contextlib.nullcontext(),
+    ):
         for t in _without_repeats(targets):
             _forget_one(store, tx, t, done)
             rewrite.update(TEXT_TABLES[t.kind])
@@ -366,12 +368,6 @@ def forget(store: Store, targets: Sequence[Target]) -> Forgotten:
     done.scrub = store.db.scrub(sorted(rewrite), sorted(tidy - rewrite))
     done.seconds = time.perf_counter() - started
     return done
-
-
-@contextmanager
-def _one_by_one(tx: Tx) -> Iterator[None]:
-    """A few memories: FTS5 removes each one's terms as it goes (secure-delete)."""
-    yield
 
 
 def _without_repeats(targets: Sequence[Target]) -> list[Target]:

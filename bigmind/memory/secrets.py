@@ -33,13 +33,6 @@ class ScanReport:
     def total(self) -> int:
         return sum(sum(c.values()) for c in self.found.values())
 
-    @property
-    def kinds(self) -> Counter[str]:
-        out: Counter[str] = Counter()
-        for c in self.found.values():
-            out.update(c)
-        return out
-
     def as_dict(self) -> dict[str, object]:
         return {
             "applied": self.applied,

@@ -78,13 +78,6 @@ class FactLinks(Table):
             (self.uid, fact_id),
         )
 
-    def drop(self, tx: Tx, fact_id: int) -> None:
-        """Every link of the fact (what deleting its row does through the foreign keys)."""
-        tx.execute(
-            "DELETE FROM fact_links WHERE user_id = ? AND (fact_id = ? OR other_id = ?)",
-            (self.uid, fact_id, fact_id),
-        )
-
     def of_facts(self, ids: Sequence[int], tx: Tx | None = None) -> list[Linked]:
         """Every link of these facts, with the fact at its other end (any state), the most
         recently stored other fact first."""

@@ -337,12 +337,12 @@ INSERT INTO {fts}({fts}) VALUES ('rebuild');
         secure_fts_deletes(tx, fts)
 
 
-def secure_fts_deletes(tx: Tx, fts: str) -> None:
+def secure_fts_deletes(tx: Tx, fts: str, *, on: bool = True) -> None:
     """Make FTS5 remove a deleted row's terms from its index at once (the ``secure-delete``
     option, SQLite 3.42+, kept in the index's config): without it the terms stay in older
     index segments until they happen to be merged, so a forgotten text's words would linger
-    in the file."""
-    tx.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('secure-delete', 1)")
+    in the file. ``on=False`` for a bulk delete that merges the indexes afterwards."""
+    tx.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('secure-delete', {int(on)})")
 
 
 def renumber_after_explicit_ids(tx: Tx, table: str, column: str = "id") -> None:

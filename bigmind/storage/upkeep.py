@@ -46,7 +46,7 @@ def bulk_deletes(tx: Tx) -> Iterator[None]:
         yield
         return
     for fts, _base, _cols in FTS_TABLES:
-        tx.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('secure-delete', 0)")
+        secure_fts_deletes(tx, fts, on=False)
     yield
     optimize_fts(tx)
     for fts, _base, _cols in FTS_TABLES:

@@ -61,7 +61,7 @@ def with_redactions(out: object, found: Mapping[str, int]) -> object:
         texts = [b.text for b in out.content if isinstance(b, TextContent)]
         data = dict(out.structured_content or {})
         data["redacted"] = dict(found)
-        return ToolResult(content="\n".join([*texts, line]), structured_content=data)
+        return result("\n".join([*texts, line]), **data)
     return out
 
 

@@ -13,7 +13,6 @@ from bigmind.mcp import render
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId
 from bigmind.memory import correct, dedup, forget, rivals
-from bigmind.project import name_of
 from bigmind.runtime import Runtime
 
 Query = Annotated[
@@ -125,10 +124,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         rt.wrote()
         f = r.fact
         if r.created:
-            where = (
-                f"project {name_of(f.project)}" if f.scope == "project" and f.project else "global"
-            )
-            text = f"Stored fact #{f.id} [{f.category}] ({where})."
+            text = f"Stored fact #{f.id} [{f.category}] ({render.fact_place(f)})."
         elif r.similar_to:
             text = (
                 f"Already known as fact #{f.id} [{f.category}] in other words "
@@ -213,22 +209,16 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """Correct a fact in place; the old version stays in its history. With only fact_id,
         lists its versions; restore_version=N brings one back.
         """
-        edits = (fact, category, confidence, importance, restore_version)
-        if scope is not None and all(v is None for v in edits):
-            moved = rt.store.set_fact_scope(fact_id, scope)
-            where = (
-                f"project {name_of(moved.project)}"
-                if moved.project and moved.scope == "project"
-                else "global"
-            )
-            return result(
-                f"Fact #{moved.id} is now {where}.", fact=moved.as_dict(), scope=moved.scope
-            )
+        edited = any(v is not None for v in (fact, category, confidence, importance))
         if scope is not None:
-            rt.store.set_fact_scope(fact_id, scope)
-        if restore_version is None and all(
-            v is None for v in (fact, category, confidence, importance)
-        ):
+            moved = rt.store.set_fact_scope(fact_id, scope)
+            if not edited and restore_version is None:
+                return result(
+                    f"Fact #{moved.id} is now {render.fact_place(moved)}.",
+                    fact=moved.as_dict(),
+                    scope=moved.scope,
+                )
+        if restore_version is None and not edited:
             current, versions = correct.history(rt.store, fact_id)
             return result(
                 render.fact_versions(current, versions),
