@@ -745,12 +745,17 @@ def collecting() -> Iterator[Counter[str]]:
 def scrub(text: str) -> str:
     """:func:`redact`, reporting what was found to the surface collecting (if any)."""
     r = redact(text)
-    if r.changed:
-        log.info("redacted before storing: %s", ", ".join(sorted(r.found)))
+    report(r.found)
+    return r.text
+
+
+def report(found: Mapping[str, int]) -> None:
+    """Tell the surface collecting (if any) and the log what was redacted (never the secret)."""
+    if found:
+        log.info("redacted before storing: %s", ", ".join(sorted(found)))
         into = _collected.get()
         if into is not None:
-            into.update(r.found)
-    return r.text
+            into.update(found)
 
 
 def scrub_optional(text: str | None) -> str | None:

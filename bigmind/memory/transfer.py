@@ -29,7 +29,7 @@ from bigmind.memory import globalkb
 from bigmind.models import content_hash, now_ts
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
-from bigmind.storage.secrets import TEXT_COLUMNS
+from bigmind.storage.secrets import TEXT_COLUMNS, redact_row
 from bigmind.storage.store import Store
 from bigmind.storage.transfer import Transfer
 
@@ -320,14 +320,10 @@ def _merge(
 def _scrub(row: dict[str, Any], table: str) -> set[str]:
     """Redact the secrets in a row's text columns (a file may come from a version that stored
     them); the columns that changed."""
-    changed = set()
-    for col in TEXT_COLUMNS.get(table, ()):
-        value = row.get(col)
-        if isinstance(value, str):
-            row[col] = redact.scrub(value)
-            if row[col] != value:
-                changed.add(col)
-    return changed
+    changes, found = redact_row(row, TEXT_COLUMNS.get(table, ()))
+    row.update(changes)
+    redact.report(found)
+    return set(changes)
 
 
 def _exists(copier: Transfer, tx: Tx, t: Table, row: Row) -> bool:
