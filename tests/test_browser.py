@@ -134,11 +134,6 @@ def tab(browser: Browser) -> Iterator[Tab]:
 
 
 @pytest.fixture
-def world(runtime: Runtime) -> WebWorld:
-    return seed_world(runtime.store)
-
-
-@pytest.fixture
 def served(runtime: Runtime, world: WebWorld, tab: Tab) -> Tab:
     """``tab`` pointed at the real profile page of the seeded ``runtime``."""
     tab.base = profile_server(runtime).url()
