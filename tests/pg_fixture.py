@@ -61,12 +61,22 @@ def pg_template(pg_server_url: str) -> str:
     return name
 
 
-@pytest.fixture
-def pg_url(pg_server_url: str, pg_template: str) -> Iterator[str]:
-    """A fresh, migrated database for one test; dropped afterwards."""
+def make_database(server_url: str, template: str) -> str:
+    """A new database copied from ``template``; returns its name."""
     name = f"bigmind_t{os.getpid()}_{next(_counter)}"
-    with _admin(pg_server_url) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}"')
+    with _admin(server_url) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    return name
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str, pg_template: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh, migrated database for one test; dropped afterwards. A test that uses the
+    ``world`` fixture gets a copy of the seeded world instead (conftest's ``pg_world``)."""
+    template = pg_template
+    if "world" in request.fixturenames:
+        template = request.getfixturevalue("pg_world")[0]
+    name = make_database(pg_server_url, template)
     yield with_database(pg_server_url, name)
     with _admin(pg_server_url) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
