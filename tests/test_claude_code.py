@@ -124,23 +124,17 @@ def test_claude_code_reads_the_user_level_server_and_forgets_it_on_uninstall(
     assert 'No MCP server named "bigmind"' in first.stdout + first.stderr
     state = Path(os.environ["HOME"]) / ".claude.json"
     theirs = json.loads(state.read_text())
-    r = subprocess.run(
-        [str(BIGMIND), "install", "--client", "claude-code"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
-    got = run_npx(CLAUDE_CODE, "mcp", "get", "bigmind", env=env, cwd=anywhere, timeout=60)
-    assert "Scope: User config" in got.stdout and f"Command: {BIGMIND}\n" in got.stdout
-
-    r = subprocess.run(
-        [str(BIGMIND), "uninstall", "--client", "claude-code"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
+    for verb in ("install", "uninstall"):
+        r = subprocess.run(
+            [str(BIGMIND), verb, "--client", "claude-code"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 0, r.stderr
+        if verb == "install":
+            got = run_npx(CLAUDE_CODE, "mcp", "get", "bigmind", env=env, cwd=anywhere, timeout=60)
+            assert "Scope: User config" in got.stdout and f"Command: {BIGMIND}\n" in got.stdout
     got = run_npx(CLAUDE_CODE, "mcp", "get", "bigmind", env=env, cwd=anywhere, timeout=60)
     assert got.returncode != 0 and 'No MCP server named "bigmind"' in got.stdout + got.stderr
     left = json.loads(state.read_text())

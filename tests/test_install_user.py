@@ -12,6 +12,7 @@ from test_install import run, snapshot
 
 from bigmind.cli import clients, edits
 from bigmind.cli.install import SKIPPED, UNCHANGED, apply, bigmind_checkout, plan
+from bigmind.errors import InvalidInput
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,6 +53,9 @@ def test_user_level_install_configures_each_client_and_a_second_run_changes_noth
 ) -> None:
     cwd = tmp_path / "anywhere"
     cwd.mkdir()
+    dry = run("install", "--client", "all", "--dry-run", cwd=cwd)
+    assert dry.returncode == 0 and "would be created" in dry.stdout
+    assert snapshot(home) == {}
     r = run("install", "--client", "all", cwd=cwd)
     assert r.returncode == 0, r.stderr
     exe = clients.server_executable()
@@ -131,6 +135,14 @@ def test_uninstall_keeps_what_claude_code_changed_in_its_file_meanwhile(home: Pa
     assert run("uninstall", "--client", "claude-code").returncode == 0
     del doc["mcpServers"]
     assert (home / ".claude.json").read_text() == json.dumps(doc, indent=2)
+
+
+def test_a_file_changed_after_planning_stops_the_run_before_any_write(home: Path) -> None:
+    changes = plan(["claude-code", "cursor"], None, remove=False, home=home)
+    (home / ".claude.json").write_text('{"numStartups": 1}')  # Claude Code, meanwhile
+    with pytest.raises(InvalidInput, match=r"\.claude\.json changed while BigMind was planning"):
+        apply(changes, home / "backups")
+    assert snapshot(home) == {str(home / ".claude.json"): b'{"numStartups": 1}'}
 
 
 @pytest.mark.parametrize(
