@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Install BigMind into a virtual environment and wire it into your MCP clients.
 # Usage: ./install_proc.sh [--client NAME]... [--project DIR] [--venv DIR] [--no-hooks]
-#   NAME      copilot, cursor, claude-code, claude-desktop, jetbrains or all
-#             (default: asked on a terminal, all otherwise)
-#   --project the project whose client files to edit (default: the current folder)
-#   --venv    where to install (default: ~/.mcp/bigmind/venv)
+#   NAME        copilot, cursor, claude-code, claude-desktop, jetbrains or all
+#               (default: asked on a terminal, all otherwise)
+#   --project   wire this project's own files (the ones its team commits) instead of your
+#               user-level client config; never BigMind's own folder
+#   --venv      where to install (default: ~/.mcp/bigmind/venv)
 #   --no-hooks  no Claude Code SessionStart/SessionEnd hooks
+# Without --project, each client is configured for your user: every project on this machine
+# (Claude Desktop on macOS and Windows only). `bigmind` is linked into ~/.local/bin, since the
+# project files a team commits start it from PATH. Add a project later with
+#   bigmind install --client NAME --project DIR
 # Re-running is safe: the venv is reused, BigMind upgraded in place, client files left as they are.
 set -euo pipefail
 
-here="$(cd "$(dirname "$0")" && pwd)"
+here="$(cd "$(dirname "$0")" && pwd -P)"
 venv="${HOME}/.mcp/bigmind/venv"
-project="$(pwd)"
+project=""
 clients=()
 hooks=--hooks
 while [ $# -gt 0 ]; do
@@ -23,10 +28,23 @@ while [ $# -gt 0 ]; do
     --venv) [ $# -ge 2 ] || { echo "install_proc.sh: --venv needs a folder" >&2; exit 2; }
             venv="$2"; shift 2 ;;
     --no-hooks) hooks=--no-hooks; shift ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "install_proc.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+
+project_args=()
+if [ -n "$project" ]; then
+  [ -d "$project" ] || { echo "install_proc.sh: --project $project: no such folder" >&2; exit 2; }
+  # Refused before anything is installed (`bigmind install` refuses any BigMind checkout too).
+  case "$(cd "$project" && pwd -P)/" in
+    "$here"/*) echo "install_proc.sh: $project is BigMind's own folder, not a project to wire:" \
+                    "pass --project with the project you work on, or leave --project out to" \
+                    "configure your clients at user level." >&2
+               exit 2 ;;
+  esac
+  project_args=(--project "$project")
+fi
 
 if [ ${#clients[@]} -eq 0 ]; then
   if [ -t 0 ]; then
@@ -51,11 +69,27 @@ else
   [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "$here"
 fi
-
+venv="$(cd "$venv" && pwd)"
 bin="$venv/bin/bigmind"
 "$bin" version
+
+# Project files start `bigmind` by name: put this installation on PATH through ~/.local/bin.
+links="$HOME/.local/bin"
+mkdir -p "$links"
+if [ -e "$links/bigmind" ] && [ ! -L "$links/bigmind" ]; then
+  echo "install_proc.sh: $links/bigmind is not a link, so it was left as it is." >&2
+else
+  ln -sfn "$bin" "$links/bigmind"
+  echo "Linked $links/bigmind -> $bin" >&2
+fi
+case ":$PATH:" in
+  *":$links:"*) ;;
+  *) echo "Note: $links is not on your PATH, and project files start \`bigmind\` from it;" \
+          "add it in your shell profile: export PATH=\"\$HOME/.local/bin:\$PATH\"" >&2 ;;
+esac
+
 client_args=()
 for c in "${clients[@]}"; do client_args+=(--client "$c"); done
-"$bin" install "${client_args[@]}" --project "$project" "$hooks"
+"$bin" install "${client_args[@]}" ${project_args[@]+"${project_args[@]}"} "$hooks"
 echo >&2
-"$bin" doctor --project "$project"
+"$bin" doctor ${project_args[@]+"${project_args[@]}"}

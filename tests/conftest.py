@@ -67,11 +67,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test ever touches ~/.mcp/bigmind or inherits the developer's BIGMIND_* settings."""
+    """No test ever touches ~/.mcp/bigmind or a client's user config, or inherits the
+    developer's BIGMIND_* settings."""
     for key in list(os.environ):
         if key.startswith("BIGMIND_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # Where clients keep their user-level config follows these too (bigmind install).
+    for key in ("XDG_CONFIG_HOME", "APPDATA", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("BIGMIND_DB_PATH", str(tmp_path / "data" / "memory.db"))
     monkeypatch.setenv("BIGMIND_USER", "alice")
     monkeypatch.setenv("BIGMIND_PORT", str(free_port()))  # a profile page never meets another

@@ -10,6 +10,7 @@ Pinned to the version this was written against; skipped without npx or the packa
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -69,7 +70,8 @@ def test_claude_code_runs_the_hooks_bigmind_installed(
     assert version.returncode == 0 and "Claude Code" in version.stdout, version.stderr
 
     got = run_npx(CLAUDE_CODE, "mcp", "get", "bigmind", env=env, cwd=project, timeout=60)
-    assert "Scope: Project config" in got.stdout and f"Command: {BIGMIND}" in got.stdout
+    # The committed .mcp.json starts `bigmind` from PATH; the hooks are this machine's.
+    assert "Scope: Project config" in got.stdout and "Command: bigmind\n" in got.stdout
 
     debug = tmp_path / "claude-debug.txt"
     prompt = f"Continue BigMind Session: `{sid}` and fix the login test"
@@ -105,3 +107,35 @@ def test_claude_code_runs_the_hooks_bigmind_installed(
     s = store.get_session(sid)
     assert not s.is_open and s.auto_closed == 1
     assert s.one_liner.startswith(f"[auto-closed] Continue BigMind Session: `{sid}`")
+
+
+def test_claude_code_reads_the_user_level_server_and_forgets_it_on_uninstall(
+    tmp_path: Path,
+) -> None:
+    anywhere = tmp_path / "anywhere"
+    anywhere.mkdir()
+    env = npx_env(
+        ANTHROPIC_API_KEY="sk-ant-test-not-a-key",
+        ANTHROPIC_BASE_URL="http://127.0.0.1:9",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+    # Claude Code starts its state file (~/.claude.json) on the first run.
+    first = run_npx(CLAUDE_CODE, "mcp", "get", "bigmind", env=env, cwd=anywhere)
+    assert 'No MCP server named "bigmind"' in first.stdout + first.stderr
+    state = Path(os.environ["HOME"]) / ".claude.json"
+    theirs = json.loads(state.read_text())
+    for verb in ("install", "uninstall"):
+        r = subprocess.run(
+            [str(BIGMIND), verb, "--client", "claude-code"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 0, r.stderr
+        if verb == "install":
+            got = run_npx(CLAUDE_CODE, "mcp", "get", "bigmind", env=env, cwd=anywhere, timeout=60)
+            assert "Scope: User config" in got.stdout and f"Command: {BIGMIND}\n" in got.stdout
+    got = run_npx(CLAUDE_CODE, "mcp", "get", "bigmind", env=env, cwd=anywhere, timeout=60)
+    assert got.returncode != 0 and 'No MCP server named "bigmind"' in got.stdout + got.stderr
+    left = json.loads(state.read_text())
+    assert "mcpServers" not in left and left["machineID"] == theirs["machineID"]

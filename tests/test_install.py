@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from mcp_calls import BIGMIND
 
 from bigmind.cli import clients, edits
-from bigmind.cli.install import UNCHANGED, apply, plan
+from bigmind.cli.install import SKIPPED, UNCHANGED, apply, plan
 from bigmind.errors import InvalidInput
 
 USER_CLAUDE_MD = "# My project\r\n\r\nUse tabs, never spaces.\r\n"
-USER_MCP = {"mcpServers": {"other": {"command": "/usr/bin/other", "args": []}}}
+# Formatted by hand, as teams do: four spaces, an inline entry, odd spacing, no final newline.
+HAND_MCP = (
+    '{\n    "mcpServers": {\n        "other":   { "command": "npx", "args": ["-y", "x"] }\n'
+    '    },\n    "note": "ours"\n}'
+)
 
 
 @pytest.fixture
@@ -54,11 +60,15 @@ def test_install_all_writes_every_client_file_and_a_second_run_changes_nothing(
     exe = clients.server_executable()
     assert Path(exe).is_absolute() and Path(exe).is_file()
     vscode = json.loads((project / ".vscode" / "mcp.json").read_text())
-    assert vscode["servers"]["bigmind"] == {"type": "stdio", "command": exe, "args": ["serve"]}
+    assert vscode["servers"]["bigmind"] == {
+        "type": "stdio",
+        "command": "bigmind",
+        "args": ["serve"],
+    }
     for cfg in (project / ".mcp.json", project / ".cursor" / "mcp.json"):
-        assert json.loads(cfg.read_text())["mcpServers"]["bigmind"]["command"] == exe
-    desktop = clients.claude_desktop_config(home)
-    assert json.loads(desktop.read_text())["mcpServers"]["bigmind"]["args"] == ["serve"]
+        assert json.loads(cfg.read_text())["mcpServers"]["bigmind"]["command"] == "bigmind"
+    assert "claude-desktop  skipped   server: Claude Desktop has no project files" in r.stdout
+    assert not home.exists() or snapshot(home) == {}  # a project install writes nothing there
     for md in (project / "CLAUDE.md", project / ".github" / "copilot-instructions.md"):
         text = md.read_text()
         assert edits.BEGIN in text and edits.END in text and "memory_start_session" in text
@@ -73,14 +83,40 @@ def test_install_all_writes_every_client_file_and_a_second_run_changes_nothing(
     again = run("install", "--client", "all", "--project", str(project), "--json")
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
-    assert {c["action"] for c in report["changes"]} == {UNCHANGED}
+    assert report["level"] == "project"
+    assert {c["action"] for c in report["changes"]} == {UNCHANGED, SKIPPED}
     assert "server_json" in report["jetbrains"]
     assert snapshot(project, home) == before
 
 
-def test_uninstall_removes_exactly_what_install_added(project: Path, home: Path) -> None:
+def test_files_a_team_commits_name_no_one_s_home_or_venv(project: Path, home: Path) -> None:
+    """.mcp.json, .vscode/mcp.json and .cursor/ start `bigmind` from PATH; only the git-ignored
+    settings.local.json carries this machine's path."""
+    assert run("install", "--client", "all", "--project", str(project)).returncode == 0
+    exe = Path(clients.server_executable())
+    machine = (str(home), str(exe.parent), sys.prefix, str(Path(sys.prefix).resolve()))
+    committed = [
+        f
+        for f in project.rglob("*")
+        if f.is_file() and f.relative_to(project).as_posix() != clients.LOCAL_SETTINGS
+    ]
+    assert {f.relative_to(project).as_posix() for f in committed} == {
+        ".mcp.json",
+        "CLAUDE.md",
+        ".vscode/mcp.json",
+        ".github/copilot-instructions.md",
+        ".cursor/mcp.json",
+        ".cursor/rules/bigmind.mdc",
+    }
+    for f in committed:
+        text = f.read_text()
+        assert not [m for m in machine if m in text], f
+    assert str(exe) in (project / clients.LOCAL_SETTINGS).read_text()
+
+
+def test_uninstall_restores_every_file_byte_for_byte(project: Path, home: Path) -> None:
     (project / "CLAUDE.md").write_bytes(USER_CLAUDE_MD.encode())
-    (project / ".mcp.json").write_text(json.dumps(USER_MCP, indent=4) + "\n")
+    (project / ".mcp.json").write_text(HAND_MCP)
     settings = project / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     own_hook = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}}
@@ -90,18 +126,17 @@ def test_uninstall_removes_exactly_what_install_added(project: Path, home: Path)
     assert run("install", "--client", "all", "--project", str(project)).returncode == 0
     claude_md = (project / "CLAUDE.md").read_bytes().decode()
     assert claude_md.startswith(USER_CLAUDE_MD) and "\r\n<!-- BIGMIND:END -->\r\n" in claude_md
-    merged = json.loads((project / ".mcp.json").read_text())["mcpServers"]
-    assert set(merged) == {"other", "bigmind"}
+    mcp = (project / ".mcp.json").read_text()
+    assert set(json.loads(mcp)["mcpServers"]) == {"other", "bigmind"}
+    # The other server's entry, its odd spacing and the key order are untouched.
+    assert mcp.startswith(HAND_MCP[: HAND_MCP.index("]") + 1])
     starts = json.loads(settings.read_text())["hooks"]["SessionStart"]
     assert next(h["command"] for g in starts for h in g["hooks"]) == "echo hi"
 
     r = run("uninstall", "--client", "all", "--project", str(project))
     assert r.returncode == 0, r.stderr
-    assert snapshot(project) == {k: v for k, v in originals.items()} | {
-        str(project / ".mcp.json"): (json.dumps(USER_MCP, indent=4) + "\n").encode()
-    }
+    assert snapshot(project) == originals
     assert not (project / ".vscode").exists() and not (project / ".cursor").exists()
-    assert not clients.claude_desktop_config(home).exists()
     again = run("uninstall", "--client", "all", "--project", str(project))
     assert again.returncode == 0 and "not installed" in again.stdout
 
@@ -114,7 +149,7 @@ def test_user_fields_and_other_servers_survive_a_reinstall(project: Path) -> Non
     changes = plan(["claude-code"], project, remove=False, hooks=False)
     done = apply(changes, project.parent / "backups")
     entry = json.loads(cfg.read_text())["mcpServers"]["bigmind"]
-    assert entry["env"] == {"X": "1"} and entry["command"] == clients.server_executable()
+    assert entry["env"] == {"X": "1"} and entry["command"] == clients.PROJECT_COMMAND
     backups = list((project.parent / "backups").rglob(".mcp.json"))
     assert len(backups) == 1 and "/old/bigmind" in backups[0].read_text()
     reported = [c.as_dict() for c in done if c.backup]
@@ -152,15 +187,19 @@ def test_dry_run_writes_nothing(project: Path, home: Path) -> None:
     assert snapshot(project, home) == {}
 
 
-def test_vscode_jsonc_comments_and_trailing_commas_are_read(project: Path) -> None:
+def test_vscode_jsonc_comments_and_trailing_commas_are_kept(project: Path) -> None:
     cfg = project / ".vscode" / "mcp.json"
     cfg.parent.mkdir()
-    cfg.write_text('{\n  // mine\n  "servers": {"x": {"url": "http://a//b"},},\n}\n')
+    original = '{\n  // mine\n  "servers": {"x": {"url": "http://a//b"},},\n}\n'
+    cfg.write_text(original)
     r = run("install", "--client", "copilot", "--project", str(project))
     assert r.returncode == 0, r.stderr
-    assert "comments were dropped" in r.stdout and "backup:" in r.stdout
-    servers = json.loads(cfg.read_text())["servers"]
+    text = cfg.read_text()
+    assert text.startswith('{\n  // mine\n  "servers": {"x": {"url": "http://a//b"}, "bigmind"')
+    servers = json.loads(edits.strip_jsonc(text))["servers"]
     assert servers["x"] == {"url": "http://a//b"} and "bigmind" in servers
+    assert run("uninstall", "--client", "copilot", "--project", str(project)).returncode == 0
+    assert cfg.read_text() == original
 
 
 def test_unknown_client_and_missing_project_are_one_line_errors(project: Path) -> None:
@@ -196,7 +235,7 @@ def test_installed_files_reports_each_state(project: Path, home: Path) -> None:
     assert s["claude-code:CLAUDE.md"] == s["claude-code:.mcp.json"] == "installed"
     assert s["copilot:mcp.json"] == "absent"
     cfg = project / ".mcp.json"
-    cfg.write_text(cfg.read_text().replace(clients.server_executable(), "/elsewhere/bigmind"))
+    cfg.write_text(cfg.read_text().replace('"bigmind",', '"/elsewhere/bigmind",'))
     assert states()["claude-code:.mcp.json"] == "outdated"
 
 
@@ -206,3 +245,41 @@ def test_an_unwritable_target_is_a_one_line_error(project: Path) -> None:
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.startswith("bigmind: Cannot read") and len(r.stderr.splitlines()) == 1
     assert not (project / "CLAUDE.md").exists()  # found while planning: nothing was written
+
+
+def git(repo: Path, *args: str) -> str:
+    r = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return r.stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("sub", ["", "services/api"])
+def test_settings_local_json_is_git_ignored_in_a_git_repository(tmp_path: Path, sub: str) -> None:
+    repo = tmp_path / "repo"
+    project = repo / sub
+    project.mkdir(parents=True)
+    git(repo, "init", "-q")
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes() if exclude.exists() else None
+
+    r = run("install", "--client", "claude-code", "--project", str(project))
+    assert r.returncode == 0, r.stderr
+    assert "git-ignores .claude/settings.local.json" in r.stdout
+    untracked = set(git(repo, "status", "--porcelain", "--untracked-files=all").splitlines())
+    prefix = f"{sub}/" if sub else ""
+    assert untracked == {f"?? {prefix}CLAUDE.md", f"?? {prefix}.mcp.json"}
+    ignored = git(repo, "check-ignore", "-v", f"{prefix}.claude/settings.local.json")
+    assert ".git/info/exclude" in ignored  # no committed file (.gitignore) was changed
+    assert not (repo / ".gitignore").exists()
+
+    assert run("uninstall", "--client", "claude-code", "--project", str(project)).returncode == 0
+    assert (exclude.read_bytes() if exclude.exists() else None) == before
+
+
+def test_a_project_gets_no_hooks_when_the_user_settings_run_them(project: Path, home: Path) -> None:
+    assert run("install", "--client", "claude-code").returncode == 0  # user level: hooks too
+    r = run("install", "--client", "claude-code", "--project", str(project))
+    assert r.returncode == 0, r.stderr
+    assert "skipped   hooks: already in" in r.stdout and "(user level)" in r.stdout
+    assert not (project / ".claude").exists()
+    assert (project / ".mcp.json").exists() and (project / "CLAUDE.md").exists()

@@ -1,13 +1,18 @@
 """Which files each MCP client reads, and what BigMind writes into them.
 
-A :class:`Target` is one file and one reversible edit (a marked instruction block, a server
-entry in a JSON config, Claude Code hooks). `bigmind install` applies targets, `uninstall`
-reverts them, `doctor` reports their state; the knowledge of clients lives only here.
+Two places: the user's own config of each client (no ``--project``: every project on this
+machine, with this installation's absolute path), or a project (``--project``: the files a team
+commits, which start BigMind by name and so hold no one's home path, plus git-ignored
+per-machine files). A :class:`Target` is one file and one reversible edit (a marked instruction
+block, a server entry in a JSON config, Claude Code hooks). `bigmind install` applies targets,
+`uninstall` reverts them, `doctor` reports their state; the knowledge of clients lives only here.
 """
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -17,12 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bigmind.cli import edits
+from bigmind.cli import edits, jsontext
 from bigmind.errors import InvalidInput
 from bigmind.mcp.instructions import SERVER_INSTRUCTIONS
 
 CLIENTS = ("copilot", "cursor", "claude-code", "claude-desktop", "jetbrains")
 SERVER = "bigmind"
+# What the files a team commits run: found on each teammate's PATH (install_proc.sh links it into
+# ~/.local/bin), so .mcp.json & co. name no one's virtual environment.
+PROJECT_COMMAND = "bigmind"
+LOCAL_SETTINGS = ".claude/settings.local.json"  # per machine: git-ignored by install
+DESKTOP_PLATFORMS = ("darwin", "win32")  # Claude Desktop exists for macOS and Windows only
 HOOK_TIMEOUT_S = 5  # what Claude Code waits at most; our hooks give up after 1.8 s anyway
 
 SNIPPET = "## BigMind memory (MCP server `bigmind`)\n\n" + SERVER_INSTRUCTIONS + "\n"
@@ -53,6 +63,15 @@ class Target:
     apply: Callable[[str | None], Edit]
     revert: Callable[[str], Edit]
     present: Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Something a client cannot take at this level, and why: reported, nothing written."""
+
+    client: str
+    what: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -94,14 +113,38 @@ def _our_hook(kind: str) -> Callable[[str], bool]:
     return lambda command: is_our_hook(command) and f" {kind} --hook" in command
 
 
-def claude_desktop_config(home: Path) -> Path:
-    if sys.platform == "darwin":
-        base = home / "Library" / "Application Support"
-    elif os.name == "nt":
-        base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
-    else:
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    return base / "Claude" / "claude_desktop_config.json"
+# -- where each client keeps its user-level config --------------------------------------------
+def claude_dir(home: Path) -> Path:
+    """Claude Code's user folder (settings.json, CLAUDE.md); CLAUDE_CONFIG_DIR moves it."""
+    moved = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(moved).expanduser() if moved else home / ".claude"
+
+
+def claude_json(home: Path) -> Path:
+    """Claude Code's state file: its top-level ``mcpServers`` are the user-scope servers."""
+    moved = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(moved).expanduser() if moved else home) / ".claude.json"
+
+
+def app_data(home: Path, platform: str) -> Path:
+    """Where desktop applications keep their settings on ``platform`` (a sys.platform value)."""
+    if platform == "darwin":
+        return home / "Library" / "Application Support"
+    if platform == "win32":
+        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+
+
+def claude_desktop_config(home: Path, platform: str = sys.platform) -> Path | None:
+    """Claude Desktop's config; None on Linux, which has no Claude Desktop."""
+    if platform not in DESKTOP_PLATFORMS:
+        return None
+    return app_data(home, platform) / "Claude" / "claude_desktop_config.json"
+
+
+def vscode_user_config(home: Path, platform: str = sys.platform) -> Path:
+    """VS Code's user-level MCP config (the file `MCP: Open User Configuration` opens)."""
+    return app_data(home, platform) / "Code" / "User" / "mcp.json"
 
 
 def server_entry(exe: str, *, typed: bool) -> dict[str, Any]:
@@ -109,20 +152,16 @@ def server_entry(exe: str, *, typed: bool) -> dict[str, Any]:
     return {"type": "stdio", **entry} if typed else entry
 
 
-# -- the three kinds of edit ------------------------------------------------------------------
-def _instructions(client: str, path: Path) -> Target:
+# -- the kinds of edit ------------------------------------------------------------------------
+def _block(client: str, path: Path, what: str, body: str, m: edits.Markers) -> Target:
     where = str(path)
-
-    def apply(old: str | None) -> Edit:
-        return Edit(edits.block_set(old, SNIPPET, where))
-
     return Target(
         client,
         path,
-        "instructions",
-        apply,
-        lambda old: Edit(edits.block_remove(old, where)),
-        lambda old: edits.block_get(old, where) is not None,
+        what,
+        lambda old: Edit(edits.block_set(old, body, where, m)),
+        lambda old: Edit(edits.block_remove(old, where, m)),
+        lambda old: edits.block_get(old, where, m) is not None,
     )
 
 
@@ -159,15 +198,14 @@ def _json_edit(
     where = str(path)
 
     def rewrite(old: str | None, fn: Callable[[dict[str, Any]], None]) -> Edit:
-        doc, comments = edits.load_json(old, where)
-        before = edits.dump_json(doc)
-        fn(doc)
-        if old is not None and edits.dump_json(doc) == before:
-            return Edit(old)  # nothing to do: leave the user's formatting alone
-        if not doc:
-            return Edit(None)
-        note = "its comments were dropped (they are in the backup)" if comments else None
-        return Edit(edits.dump_json(doc, old), note)
+        doc = edits.load_json(old, where)
+        new = copy.deepcopy(doc)
+        fn(new)
+        if old is not None and new == doc:
+            return Edit(old)
+        # Only what changed is rewritten: the user's other entries, formatting and comments
+        # stay byte for byte (jsontext), so removing our part restores the file install found.
+        return Edit(jsontext.patch(old, doc, new) if new else None)
 
     return Target(
         client,
@@ -175,7 +213,7 @@ def _json_edit(
         what,
         lambda old: rewrite(old, change),
         lambda old: rewrite(old, undo),
-        lambda old: present(edits.load_json(old, where)[0]),
+        lambda old: present(edits.load_json(old, where)),
     )
 
 
@@ -191,6 +229,10 @@ def _server(client: str, path: Path, keys: tuple[str, ...], value: dict[str, Any
     )
 
 
+def _has_our_hooks(doc: dict[str, Any]) -> bool:
+    return any(is_our_hook(c) for c in edits.hook_commands(doc))
+
+
 def _hooks(path: Path, exe: str) -> Target:
     where = str(path)
     start = shell_command(exe, "context", "--hook")
@@ -201,17 +243,7 @@ def _hooks(path: Path, exe: str) -> Target:
             ("SessionStart", start, "context"),
             ("SessionEnd", end, "close"),
         ):
-            edits.hook_set(
-                doc,
-                event,
-                command,
-                _our_hook(kind),
-                where,
-                HOOK_TIMEOUT_S,
-            )
-
-    def present(doc: dict[str, Any]) -> bool:
-        return any(is_our_hook(c) for c in edits.hook_commands(doc))
+            edits.hook_set(doc, event, command, _our_hook(kind), where, HOOK_TIMEOUT_S)
 
     return _json_edit(
         "claude-code",
@@ -219,8 +251,31 @@ def _hooks(path: Path, exe: str) -> Target:
         "hooks SessionStart/SessionEnd",
         change,
         lambda doc: edits.hook_remove(doc, is_our_hook),
-        present,
+        _has_our_hooks,
     )
+
+
+def git_exclude(project: Path) -> tuple[Path, str] | None:
+    """The ``info/exclude`` file of the git repository ``project`` is in, and the pattern that
+    ignores the project's settings.local.json there; None outside a git work tree.
+
+    ``info/exclude`` rather than ``.gitignore``: ignoring a per-machine file changes no file
+    the team commits.
+    """
+    try:
+        r = subprocess.run(
+            ["git", "-C", str(project), "rev-parse", "--show-prefix", "--git-path", "info/exclude"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):  # no git here: nothing to ignore it in
+        return None
+    lines = r.stdout.splitlines()
+    if r.returncode != 0 or len(lines) != 2:
+        return None
+    prefix = re.sub(r"([\\*?\[])", r"\\\1", lines[0])  # gitignore's glob characters
+    return project / lines[1], f"/{prefix}{LOCAL_SETTINGS}"
 
 
 # Per project client: its instruction file, and its MCP config file, key and entry shape
@@ -233,29 +288,90 @@ PROJECT_FILES: dict[str, tuple[str, str, str, bool]] = {
 
 
 def targets(
-    client: str, project: Path, *, home: Path | None = None, hooks: bool = True, exe: str = ""
+    client: str,
+    project: Path | None,
+    *,
+    home: Path | None = None,
+    hooks: bool = True,
+    exe: str = "",
+    platform: str = sys.platform,
 ) -> list[Target]:
-    """The files ``client`` reads, with BigMind's edit for each (jetbrains: none; it is
-    configured in the IDE's settings dialog, see :data:`JETBRAINS_WHERE`)."""
-    exe = exe or server_executable()
-    if client == "claude-desktop":
-        path = claude_desktop_config(home or Path.home())
-        return [_server(client, path, ("mcpServers", SERVER), server_entry(exe, typed=False))]
+    """The files ``client`` reads, in ``project`` or (None) in the user's own config, with
+    BigMind's edit for each (jetbrains: none; it is configured in the IDE's settings dialog,
+    see :data:`JETBRAINS_WHERE`). ``platform`` is a sys.platform value."""
+    expand([client])  # an unknown name is an error
     if client == "jetbrains":
         return []
-    if client not in PROJECT_FILES:
-        raise InvalidInput(f"Unknown client '{client}'; choose from {', '.join(CLIENTS)} or all.")
+    home = home or Path.home()
+    exe = exe or server_executable()
+    if project is None:
+        return _user_targets(client, home, hooks=hooks, exe=exe, platform=platform)
+    if client == "claude-desktop":
+        return []
     rules, config, key, typed = PROJECT_FILES[client]
+    entry = server_entry(PROJECT_COMMAND, typed=typed)
     found = [
         _cursor_rule(project / rules)
         if client == "cursor"
-        else _instructions(client, project / rules),
-        _server(client, project / config, (key, SERVER), server_entry(exe, typed=typed)),
+        else _block(client, project / rules, "instructions", SNIPPET, edits.HTML),
+        _server(client, project / config, (key, SERVER), entry),
     ]
     if client == "claude-code" and hooks:
-        # settings.local.json: per machine and not committed; the hook names this machine's path.
-        found.append(_hooks(project / ".claude" / "settings.local.json", exe))
+        # settings.local.json: per machine, so the hooks may name this installation's path;
+        # git must not pick it up.
+        found.append(_hooks(project / LOCAL_SETTINGS, exe))
+        ignore = git_exclude(project)
+        if ignore is not None:
+            exclude, pattern = ignore
+            found.append(
+                _block(client, exclude, f"git-ignores {LOCAL_SETTINGS}", pattern, edits.HASH)
+            )
     return found
+
+
+def _user_targets(client: str, home: Path, *, hooks: bool, exe: str, platform: str) -> list[Target]:
+    key = ("mcpServers", SERVER)
+    if client == "claude-code":
+        found = [
+            _block(client, claude_dir(home) / "CLAUDE.md", "instructions", SNIPPET, edits.HTML),
+            _server(client, claude_json(home), key, server_entry(exe, typed=True)),
+        ]
+        if hooks:
+            found.append(_hooks(claude_dir(home) / "settings.json", exe))
+        return found
+    if client == "cursor":
+        return [_server(client, home / ".cursor" / "mcp.json", key, server_entry(exe, typed=False))]
+    if client == "copilot":
+        config = vscode_user_config(home, platform)
+        return [_server(client, config, ("servers", SERVER), server_entry(exe, typed=True))]
+    desktop = claude_desktop_config(home, platform)
+    return (
+        [] if desktop is None else [_server(client, desktop, key, server_entry(exe, typed=False))]
+    )
+
+
+def skipped(client: str, project: Path | None, platform: str = sys.platform) -> list[Skip]:
+    """What ``client`` cannot take at this level, to say so instead of writing it."""
+    if client == "claude-desktop" and project is not None:
+        return [
+            Skip(client, "server", "Claude Desktop has no project files: run without --project")
+        ]
+    if client == "claude-desktop" and platform not in DESKTOP_PLATFORMS:
+        return [Skip(client, "server", "there is no Claude Desktop for Linux: nothing written")]
+    own = "the server's own MCP instructions teach the agent"
+    if client == "cursor" and project is None:
+        return [Skip(client, "rule", f"Cursor has no user rules file; {own} (--project adds one)")]
+    if client == "copilot" and project is None:
+        return [Skip(client, "instructions", f"none at user level; {own} (--project adds them)")]
+    return []
+
+
+def user_hooks(home: Path) -> Path | None:
+    """Claude Code's user settings when they already carry BigMind's hooks (they run in every
+    project, so a project needs none of its own), else None."""
+    path = claude_dir(home) / "settings.json"
+    text = read(path)
+    return path if text is not None and _has_our_hooks(edits.load_json(text, str(path))) else None
 
 
 def expand(names: list[str]) -> list[str]:
@@ -283,19 +399,22 @@ def read(path: Path) -> str | None:
         raise InvalidInput(f"Cannot read {path}: {exc}") from exc
 
 
-def installed_files(project: Path, home: Path | None = None) -> list[ClientFile]:
-    """The state of every client file BigMind would write for ``project``."""
+def installed_files(
+    project: Path, home: Path | None = None, platform: str = sys.platform
+) -> list[ClientFile]:
+    """The state of every client file BigMind would write: the user's, then ``project``'s."""
     exe = server_executable()
     out: list[ClientFile] = []
-    for client in CLIENTS:
-        for t in targets(client, project, home=home, exe=exe):
-            try:
-                old = read(t.path)
-                if old is None or not t.present(old):
-                    state = "absent"
-                else:
-                    state = "installed" if t.apply(old).text == old else "outdated"
-            except InvalidInput as exc:
-                state = f"unreadable: {exc}"
-            out.append(ClientFile(client, t.path, t.what, state))
+    for place in (None, project):
+        for client in CLIENTS:
+            for t in targets(client, place, home=home, exe=exe, platform=platform):
+                try:
+                    old = read(t.path)
+                    if old is None or not t.present(old):
+                        state = "absent"
+                    else:
+                        state = "installed" if t.apply(old).text == old else "outdated"
+                except InvalidInput as exc:
+                    state = f"unreadable: {exc}"
+                out.append(ClientFile(client, t.path, t.what, state))
     return out

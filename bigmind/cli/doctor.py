@@ -526,15 +526,18 @@ def _held_model(backend: AnyBackend | None) -> tuple[str, int] | None:
 
 # -- client files ---------------------------------------------------------------------------
 def check_clients(project: Path) -> Check:
-    """Which MCP client files in ``project`` carry BigMind. Never a failure: clients can be
-    configured by hand or globally, and the server works without any of these files."""
+    """Which MCP client files carry BigMind: the user's own, and ``project``'s. Never a
+    failure: clients can be configured by hand, and the server works without any of these."""
     from bigmind.cli.clients import installed_files
 
-    fix = f"`bigmind install --client NAME --project {project}`"
+    fix = (
+        "`bigmind install --client NAME` (user level) or "
+        f"`bigmind install --client NAME --project {project}`"
+    )
     try:
         files = installed_files(project)
     except (BigMindError, OSError) as exc:
-        return Check("clients", "warn", f"cannot read the client files in {project}: {exc}")
+        return Check("clients", "warn", f"cannot read the client files: {exc}")
     outdated = [_named(f.client, f.path, project) for f in files if f.state == "outdated"]
     installed = [_named(f.client, f.path, project) for f in files if f.state == "installed"]
     broken = [
@@ -549,7 +552,10 @@ def check_clients(project: Path) -> Check:
     if installed:
         return Check("clients", "ok", f"installed: {', '.join(installed)}")
     return Check(
-        "clients", "warn", f"no client files in {project}: run {fix}, or configure one by hand"
+        "clients",
+        "warn",
+        f"no client carries BigMind, for your user or in {project}: run {fix}, "
+        "or configure one by hand",
     )
 
 

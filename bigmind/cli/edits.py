@@ -1,8 +1,10 @@
 """Reversible edits of files other programs own: marked text blocks and JSON config entries.
 
-Every function here is pure (text in, text out) so `bigmind install` can plan all its edits,
-show them with ``--dry-run``, and refuse before touching anything when one file is unreadable.
-An edit applied twice changes nothing the second time; its removal restores what the user had.
+Every function here is pure (text in and out for marked blocks; a parsed document in and out
+for JSON configs, whose difference :mod:`bigmind.cli.jsontext` writes back into the file's own
+text) so `bigmind install` can plan all its edits, show them with ``--dry-run``, and refuse
+before touching anything when one file is unreadable. An edit applied twice changes nothing the
+second time; its removal restores what the user had.
 """
 
 from __future__ import annotations
@@ -10,24 +12,48 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from bigmind.errors import InvalidInput
 
-BEGIN = "<!-- BIGMIND:BEGIN"
-END = "<!-- BIGMIND:END -->"
-BEGIN_LINE = f"{BEGIN} (written by `bigmind install`; `bigmind uninstall` removes it) -->"
+
+@dataclass(frozen=True)
+class Markers:
+    """The comment lines around a BigMind block, in the file's comment syntax."""
+
+    begin: str  # what the BEGIN line starts with
+    end: str  # the whole END line
+    note: str  # the rest of the BEGIN line
+
+    @property
+    def begin_line(self) -> str:
+        return f"{self.begin} {self.note}"
 
 
-# -- marked blocks in Markdown ---------------------------------------------------------------
+HTML = Markers(
+    "<!-- BIGMIND:BEGIN",
+    "<!-- BIGMIND:END -->",
+    "(written by `bigmind install`; `bigmind uninstall` removes it) -->",
+)
+HASH = Markers(  # gitignore syntax: .git/info/exclude
+    "# BIGMIND:BEGIN",
+    "# BIGMIND:END",
+    "(written by `bigmind install`; `bigmind uninstall` removes it)",
+)
+BEGIN, END, BEGIN_LINE = HTML.begin, HTML.end, HTML.begin_line
+
+
+# -- marked blocks in Markdown (and gitignore files) -----------------------------------------
 def _newline(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
-def _block_span(text: str, where: str) -> tuple[int, int] | None:
+def _block_span(text: str, where: str, m: Markers) -> tuple[int, int] | None:
     """(start, end) of the marked block including its END line, or None when there is none."""
-    begins = [m.start() for m in re.finditer(r"(?m)^[ \t]*" + re.escape(BEGIN), text)]
-    ends = [m.end() for m in re.finditer(r"(?m)^[ \t]*" + re.escape(END) + r"[ \t]*\r?\n?", text)]
+    begins = [x.start() for x in re.finditer(r"(?m)^[ \t]*" + re.escape(m.begin), text)]
+    end_re = r"(?m)^[ \t]*" + re.escape(m.end) + r"[ \t]*\r?\n?"
+    ends = [x.end() for x in re.finditer(end_re, text)]
     if not begins and not ends:
         return None
     if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
@@ -38,36 +64,36 @@ def _block_span(text: str, where: str) -> tuple[int, int] | None:
     return begins[0], ends[0]
 
 
-def block_text(body: str, nl: str = "\n") -> str:
-    lines = [BEGIN_LINE, *body.strip("\n").splitlines(), END]
+def block_text(body: str, nl: str = "\n", m: Markers = HTML) -> str:
+    lines = [m.begin_line, *body.strip("\n").splitlines(), m.end]
     return nl.join(lines) + nl
 
 
-def block_get(text: str, where: str) -> str | None:
-    span = _block_span(text, where)
+def block_get(text: str, where: str, m: Markers = HTML) -> str | None:
+    span = _block_span(text, where, m)
     return None if span is None else text[span[0] : span[1]]
 
 
-def block_set(text: str | None, body: str, where: str) -> str:
+def block_set(text: str | None, body: str, where: str, m: Markers = HTML) -> str:
     """``text`` with the BigMind block holding ``body``: replaced in place, or appended after
     a blank line (a new file is just the block)."""
     if not text:
-        return block_text(body)
+        return block_text(body, m=m)
     nl = _newline(text)
-    block = block_text(body, nl)
-    span = _block_span(text, where)
+    block = block_text(body, nl, m)
+    span = _block_span(text, where, m)
     if span is not None:
         return text[: span[0]] + block + text[span[1] :]
     sep = "" if text.endswith(nl * 2) else (nl if text.endswith(nl) else nl * 2)
     return text + sep + block
 
 
-def block_remove(text: str, where: str) -> str | None:
+def block_remove(text: str, where: str, m: Markers = HTML) -> str | None:
     """``text`` without the BigMind block and the blank line install put before it.
 
     Returns None when nothing but whitespace is left (the file was ours alone).
     """
-    span = _block_span(text, where)
+    span = _block_span(text, where, m)
     if span is None:
         return text
     nl = _newline(text)
@@ -79,36 +105,27 @@ def block_remove(text: str, where: str) -> str | None:
 
 
 # -- JSON and JSON with comments (VS Code's mcp.json is JSONC) -------------------------------
-_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
+_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(?=\s*[}\]])')
 
 
-def strip_jsonc(text: str) -> tuple[str, bool]:
-    """Remove // and /* */ comments and trailing commas outside strings.
+def strip_jsonc(text: str) -> str:
+    """Remove // and /* */ comments, then trailing commas, outside strings."""
 
-    Returns (json_text, had_comments).
-    """
-    found = False
+    def uncomment(m: re.Match[str]) -> str:
+        tok = m.group(0)  # a string stays; a comment keeps its line breaks (error line numbers)
+        return tok if tok.startswith('"') else "\n" * tok.count("\n") or " "
 
-    def keep(m: re.Match[str]) -> str:
-        nonlocal found
-        tok = m.group(0)
-        if tok.startswith('"'):
-            return tok
-        if tok.startswith("/"):
-            found = True
-            return "\n" * tok.count("\n")  # keep line numbers for error messages
-        return ""
-
-    return _TOKEN.sub(keep, text), found
+    plain = _COMMENT.sub(uncomment, text)
+    return _TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(0) != "," else "", plain)
 
 
-def load_json(text: str | None, where: str) -> tuple[dict[str, Any], bool]:
-    """Parse a config file (JSON or JSONC). Returns (document, had_comments)."""
+def load_json(text: str | None, where: str) -> dict[str, Any]:
+    """Parse a config file (JSON or JSONC); a missing or blank file is an empty document."""
     if text is None or not text.strip():
-        return {}, False
-    plain, comments = strip_jsonc(text.lstrip("\ufeff"))
+        return {}
     try:
-        doc = json.loads(plain)
+        doc = json.loads(strip_jsonc(text.lstrip("\ufeff")))
     except json.JSONDecodeError as exc:
         raise InvalidInput(
             f"{where} is not valid JSON (line {exc.lineno}: {exc.msg}); "
@@ -116,22 +133,7 @@ def load_json(text: str | None, where: str) -> tuple[dict[str, Any], bool]:
         ) from exc
     if not isinstance(doc, dict):
         raise InvalidInput(f"{where} holds a JSON {type(doc).__name__}, not an object.")
-    return doc, comments
-
-
-def dump_json(doc: dict[str, Any], like: str | None = None) -> str:
-    """Serialise with the indentation (and line endings) the original file used."""
-    indent: int | str | None = 2
-    if like and "\n" not in like.strip():
-        indent = None  # a one-line file stays on one line
-    elif like:
-        m = re.search(r"\n([ \t]+)\S", like)
-        if m:
-            ws = m.group(1)
-            indent = ws if "\t" in ws else len(ws)
-    out = json.dumps(doc, indent=indent, ensure_ascii=False)
-    out += "\n" if like is None or like.endswith("\n") else ""
-    return out.replace("\n", "\r\n") if like and "\r\n" in like else out
+    return doc
 
 
 def _container(doc: dict[str, Any], keys: tuple[str, ...], where: str) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """`bigmind install` / `bigmind uninstall`: plan every client edit, back up, then write.
 
-All edits are planned first (reading and parsing every file), so one unreadable config stops
-the run before anything changed. A file is backed up under ``<data dir>/backups/`` before it is
-changed or deleted, and written atomically.
+Without ``--project`` the clients are configured for the user (every project on this machine);
+with it, the project's own files, which its team commits. BigMind's own source tree is never a
+project to wire. All edits are planned first (reading and parsing every file), so one
+unreadable config stops the run before anything changed. A file is backed up under
+``<data dir>/backups/`` before it is changed or deleted, and written atomically.
 """
 
 from __future__ import annotations
@@ -14,18 +16,21 @@ import shutil
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import bigmind
 from bigmind.cli import clients
 from bigmind.errors import InvalidInput
 
-CREATED, UPDATED, REMOVED, DELETED, UNCHANGED = (
+CREATED, UPDATED, REMOVED, DELETED, UNCHANGED, SKIPPED = (
     "created",
     "updated",
     "removed",
     "deleted",
     "unchanged",
+    "skipped",
 )
 
 
@@ -34,18 +39,19 @@ class Change:
     """One planned edit of one file; once applied, with where its backup went."""
 
     client: str
-    path: Path
+    path: Path | None  # None: skipped, no file
     what: str
     action: str
     text: str | None  # the new content (None: delete the file)
     note: str | None = None
     backup: Path | None = None
+    old: str | None = None  # the content it was planned against
 
     def as_dict(self) -> dict[str, str | None]:
-        """The change as reported by ``--json`` (without the file's new content)."""
+        """The change as reported by ``--json`` (without the file's content)."""
         return {
             "client": self.client,
-            "path": str(self.path),
+            "path": str(self.path) if self.path else None,
             "what": self.what,
             "action": self.action,
             "backup": str(self.backup) if self.backup else None,
@@ -63,8 +69,9 @@ def _arguments(sp: argparse.ArgumentParser, verb: str) -> None:
     )
     sp.add_argument(
         "--project",
-        default=".",
-        help="the project folder whose client files to edit (default: the current folder)",
+        metavar="PATH",
+        help="a project folder: its own client files, which its team commits (default: your "
+        "user-level client config, for every project)",
     )
     sp.add_argument("--dry-run", action="store_true", help=f"show what {verb} would change")
 
@@ -84,14 +91,28 @@ def uninstall_arguments(sp: argparse.ArgumentParser) -> None:
 
 
 def plan(
-    names: list[str], project: Path, *, remove: bool, hooks: bool = True, home: Path | None = None
+    names: list[str],
+    project: Path | None,
+    *,
+    remove: bool,
+    hooks: bool = True,
+    home: Path | None = None,
+    platform: str = sys.platform,
 ) -> list[Change]:
-    """What install (or uninstall) would do to each client file, without writing anything."""
+    """What install (or uninstall) would do to each client file, without writing anything:
+    in ``project``, or (None) in the user's own client config."""
     exe = clients.server_executable()
+    home = home or Path.home()
     changes: list[Change] = []
     for client in clients.expand(names):
-        # uninstall always looks for hooks: an earlier install may have added them
-        for t in clients.targets(client, project, home=home, hooks=hooks or remove, exe=exe):
+        skips = [] if remove else clients.skipped(client, project, platform)
+        shared = None if remove or not hooks else _hooks_elsewhere(client, project, home)
+        skips += [shared] if shared else []
+        wanted = remove or (hooks and shared is None)  # uninstall looks for earlier hooks
+        changes += [Change(s.client, None, s.what, SKIPPED, None, s.why) for s in skips]
+        for t in clients.targets(
+            client, project, home=home, hooks=wanted, exe=exe, platform=platform
+        ):
             old = clients.read(t.path)
             if remove:
                 if old is None or not t.present(old):
@@ -103,17 +124,34 @@ def plan(
                 action = CREATED if old is None else UPDATED
             if edit.text == old:
                 action = UNCHANGED
-            changes.append(Change(client, t.path, t.what, action, edit.text, edit.note))
+            changes.append(Change(client, t.path, t.what, action, edit.text, edit.note, old=old))
     return changes
+
+
+def _hooks_elsewhere(client: str, project: Path | None, home: Path) -> clients.Skip | None:
+    """A project's hooks are skipped when the user's settings already run them everywhere:
+    twice, the packet would reach the agent twice."""
+    if project is None or client != "claude-code":
+        return None
+    at = clients.user_hooks(home)
+    why = f"already in {at} (user level), which runs them in every project"
+    return None if at is None else clients.Skip(client, "hooks", why)
 
 
 def apply(changes: list[Change], backups: Path) -> list[Change]:
     """Write the planned changes; back up each existing file first."""
+    todo = [c for c in changes if c.action not in (UNCHANGED, SKIPPED) and c.path]
+    for c in todo:
+        if c.path is not None and clients.read(c.path) != c.old:
+            raise InvalidInput(
+                f"{c.path} changed while BigMind was planning its edit (Claude Code rewrites "
+                "its files often): run the command again; nothing was written."
+            )
     folder: Path | None = None
     done: list[Change] = []
     for c in changes:
         backup = None
-        if c.action != UNCHANGED:
+        if c in todo and c.path is not None:
             if c.path.exists():
                 folder = folder or _backup_folder(backups)
                 backup = _backup(c.path, folder)
@@ -124,6 +162,32 @@ def apply(changes: list[Change], backups: Path) -> list[Change]:
                 _write(c.path, c.text)
         done.append(replace(c, backup=backup))
     return done
+
+
+def bigmind_checkout(folder: Path) -> Path | None:
+    """The BigMind source tree ``folder`` is in (itself or a parent), or None.
+
+    A source tree is a pyproject.toml whose project is ``bigmind`` beside the ``bigmind``
+    package, or the folder the running package was imported from when that has a
+    pyproject.toml (an editable install, whatever the project is called there).
+    """
+    running = Path(bigmind.__file__).resolve().parent.parent
+    here = folder.resolve()
+    for d in (here, *here.parents):
+        if (d / "pyproject.toml").is_file() and (d == running or _names_bigmind(d)):
+            return d
+    return None
+
+
+def _names_bigmind(folder: Path) -> bool:
+    if not (folder / "bigmind" / "__init__.py").is_file():
+        return False
+    try:
+        meta = tomllib.loads((folder / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    project = meta.get("project")
+    return isinstance(project, dict) and project.get("name") == "bigmind"
 
 
 def _backup_folder(backups: Path) -> Path:
@@ -175,9 +239,18 @@ def _prune_empty_dirs(folder: Path) -> None:
 def _run(args: argparse.Namespace, *, remove: bool) -> int:
     from bigmind.cli.main import load_settings
 
-    project = Path(args.project).expanduser().absolute()
-    if not project.is_dir():
-        raise InvalidInput(f"--project {args.project}: no such folder.")
+    project = None
+    if args.project is not None:
+        project = Path(args.project).expanduser().absolute()
+        if not project.is_dir():
+            raise InvalidInput(f"--project {args.project}: no such folder.")
+        checkout = None if remove else bigmind_checkout(project)  # uninstall may clean it up
+        if checkout is not None:
+            raise InvalidInput(
+                f"{checkout} is BigMind's own source tree, not a project to wire: pass "
+                "--project with the project you work on, or leave --project out to configure "
+                "your clients at user level."
+            )
     names = clients.expand(args.client)
     changes = plan(names, project, remove=remove, hooks=getattr(args, "hooks", True))
     backups = load_settings().data_dir / "backups"
@@ -185,7 +258,7 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
         done = changes if args.dry_run else apply(changes, backups)
     except OSError as exc:
         raise InvalidInput(f"Could not write {exc.filename}: {exc.strerror}") from exc
-    _report(done, names, args, remove=remove)
+    _report(done, names, args, remove=remove, user_level=project is None)
     return 0
 
 
@@ -200,12 +273,18 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 
 def _report(
-    done: list[Change], names: list[str], args: argparse.Namespace, *, remove: bool
+    done: list[Change],
+    names: list[str],
+    args: argparse.Namespace,
+    *,
+    remove: bool,
+    user_level: bool,
 ) -> None:
     jetbrains = "jetbrains" in names
     if args.json:
         out: dict[str, object] = {
             "dry_run": bool(args.dry_run),
+            "level": "user" if user_level else "project",
             "changes": [d.as_dict() for d in done],
         }
         if jetbrains:
@@ -214,6 +293,9 @@ def _report(
         return
     verb = "would be " if args.dry_run else ""
     for d in done:
+        if d.action == SKIPPED:
+            print(f"{d.client:<15} {SKIPPED:<9} {d.what}: {d.note}")
+            continue
         extra = f" (backup: {d.backup})" if d.backup else ""
         extra += f"; {d.note}" if d.note else ""
         print(f"{d.client:<15} {verb}{d.action:<9} {d.path}: {d.what}{extra}")
@@ -226,12 +308,40 @@ def _report(
             print(j["server_json"])
             print()
             print(j["instructions"])
-    if not remove and not args.dry_run and any(d.action != UNCHANGED for d in done):
+    if remove:
+        return
+    if user_level:
+        print(
+            "\nConfigured for your user: every project on this machine. To wire one project "
+            "for its whole team (files it commits; they start `bigmind` from PATH):\n"
+            "  bigmind install --client NAME --project PATH"
+        )
+    elif (note := _path_note()) is not None:
+        print(f"\n{note}", file=sys.stderr)
+    if not args.dry_run and any(d.action not in (UNCHANGED, SKIPPED) for d in done):
         print(
             "\nRestart the client (or reload its MCP servers) to pick BigMind up; "
             "`bigmind doctor` checks the install.",
             file=sys.stderr,
         )
+
+
+def _path_note() -> str | None:
+    """What is wrong with the ``bigmind`` a project's files will start, if anything."""
+    exe = Path(clients.server_executable())
+    found = shutil.which(clients.PROJECT_COMMAND)
+    if found is None:
+        return (
+            f"Note: `{clients.PROJECT_COMMAND}` is not on PATH, and the project's MCP files "
+            f"start it by that name: add {exe.parent} to PATH, or link {exe} into a folder on "
+            "it (install_proc.sh links it into ~/.local/bin)."
+        )
+    if Path(found).resolve() != exe.resolve():
+        return (
+            f"Note: `{clients.PROJECT_COMMAND}` on PATH is {found}, not this installation "
+            f"({exe}): the project's clients will start that one."
+        )
+    return None
 
 
 def _jetbrains(remove: bool) -> dict[str, str]:

@@ -270,8 +270,9 @@ COMMANDS: dict[str, Command] = {
     "serve": Command(cmd_serve, "Start the MCP server on stdio.", "bigmind serve"),
     "install": Command(
         "bigmind.cli.install:cmd_install",
-        "Wire BigMind into MCP clients: instruction files, client configs, Claude Code hooks.",
-        "bigmind install --client claude-code --project ~/src/app",
+        "Wire BigMind into MCP clients (instruction files, client configs, Claude Code hooks): "
+        "for your user, or with --project in that project's files.",
+        "bigmind install --client all   # user level; --project ~/src/app for one project",
         "bigmind.cli.install:install_arguments",
         json=True,
     ),
