@@ -300,6 +300,37 @@ def test_the_command_fetches_into_bigmind_home(mirror: Mirror, home: Path) -> No
     assert r.returncode == 0 and "already in" in r.stdout
 
 
+def test_a_terminal_gets_a_progress_bar_in_megabytes(mirror: Mirror, home: Path) -> None:
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env |= {"BIGMIND_HOME": str(home)}
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [str(BIGMIND), "model", "fetch", "--url", mirror.url],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    shown = bytearray()
+    while True:  # read as it comes: a full terminal buffer would block the download
+        try:
+            chunk = os.read(leader, 1 << 16)
+        except OSError:  # the terminal closed: all was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and b"ready in" in out
+    bars = [b for b in bytes(shown).decode().split("\r") if b.startswith("Downloading onnx")]
+    last = bars[-1]  # (a terminal ends lines with \r\n)
+    assert last.startswith("Downloading onnx/model.onnx [" + "█" * 30 + "] 90.4/90.4 MB (")
+    assert last.rstrip().endswith("MB/s)")
+
+
 def test_a_missing_file_is_one_line_naming_it_and_the_url(
     mirror: Mirror, mirror_root: Path, home: Path
 ) -> None:

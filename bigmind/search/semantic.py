@@ -179,7 +179,9 @@ class Semantic:
 
         def progress(name: str, done: int, total: int) -> None:
             if name == REMOTE_ONNX and total:
-                self._set("downloading", f"{downloading} ({100 * done // total} %)")
+                share = f"{downloading} ({100 * done // total} %)"
+                checked = "the embedding model was downloaded and is being checked"
+                self._set("downloading", share if done < total else checked)
 
         def waiting() -> None:
             self._set("downloading", f"{downloading} (by another BigMind process)")
@@ -189,6 +191,8 @@ class Semantic:
                 self.settings.model_url, target, progress=progress, stop=self._stop, waiting=waiting
             )
         except BigMindError as exc:
+            if self._stop.is_set():
+                return False  # closing: the .part files stay, the next start resumes
             self._set(
                 "error",
                 f"the embedding model could not be downloaded: {exc} It is tried again at the "
