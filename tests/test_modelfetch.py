@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -99,10 +100,12 @@ def test_the_reference_is_shipped_inside_the_package() -> None:
     from importlib import resources
 
     assert resources.files("bigmind.search").joinpath(REFERENCE_FILE).is_file()
-    pyproject = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
-    # hatchling puts every file under the package in the wheel (unless excluded or ignored).
-    assert 'packages = ["bigmind"]' in pyproject and "exclude" not in pyproject
-    assert "reference_embeddings" not in (REFERENCE.parents[2] / ".gitignore").read_text()
+    root = Path(__file__).resolve().parent.parent
+    wheel = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    # hatchling puts every file under the package in the wheel unless excluded or git-ignored.
+    assert wheel["targets"]["wheel"] == {"packages": ["bigmind"]} and "exclude" not in wheel
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(REFERENCE)], cwd=root, check=False)
+    assert ignored.returncode == 1  # not ignored
 
 
 # -- the mirror --------------------------------------------------------------------------------
@@ -348,6 +351,13 @@ def test_an_unreachable_mirror_is_one_line(home: Path) -> None:
     line = one_line(r)
     assert r.returncode == DownloadError.exit_code
     assert f"Cannot reach 127.0.0.1:{port}" in line and "refused" in line
+
+
+@pytest.mark.parametrize("url", ["ftp://mirror/x/", "file:///srv/models/", "mirror.example.com"])
+def test_only_http_urls_are_taken(url: str, home: Path) -> None:
+    with pytest.raises(DownloadError, match="is not an http"):
+        fetch_model(url, installed(home))
+    assert not installed(home).parent.exists()
 
 
 def test_a_target_that_cannot_be_written_is_one_line(mirror: Mirror, tmp_path: Path) -> None:

