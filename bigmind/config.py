@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import getpass
+import os
+import sys
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -11,6 +13,10 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DB_PATH = Path("~/.mcp/bigmind/memory.db")
+DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
+# The sentence-transformers repository on the Hugging Face hub publishes a ready ONNX export
+# (onnx/model.onnx) beside tokenizer.json and the configs: `bigmind model fetch` reads them here.
+DEFAULT_MODEL_URL = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main/"
 
 
 def _login_name() -> str:
@@ -18,6 +24,11 @@ def _login_name() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (containers) and no LOGNAME/USER
         return "me"
+
+
+def _hub_offline() -> bool:
+    """HF_HUB_OFFLINE=1, the hub's own switch, also keeps BigMind from downloading by itself."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class Settings(BaseSettings):
@@ -39,8 +50,24 @@ class Settings(BaseSettings):
     busy_timeout_ms: int = Field(default=10_000, ge=0)
     context_budget: int = Field(default=1300, ge=200, le=20_000)
     embed_model: str = Field(
-        default="all-MiniLM-L6-v2",
-        description="Embedding model: a name under <data dir>/models, a directory, or 'off'.",
+        default=DEFAULT_EMBED_MODEL,
+        description="Embedding model: a name in the model cache (BIGMIND_HOME/models), a "
+        "directory, or 'off'.",
+    )
+    home: Path | None = Field(
+        default=None,
+        description="BigMind's per-user folder, independent of the database: the embedding "
+        "models live in <home>/models (default: ~/.cache/bigmind; %LOCALAPPDATA%\\bigmind on "
+        "Windows).",
+    )
+    model_url: str = Field(
+        default=DEFAULT_MODEL_URL,
+        description="Where `bigmind model fetch` and the server's first start download the "
+        "model: the hub repository's file URL, or a mirror laid out the same way.",
+    )
+    offline: bool = Field(
+        default_factory=_hub_offline,
+        description="Never download the embedding model by itself (default: HF_HUB_OFFLINE).",
     )
     embed_threads: int = Field(default=1, ge=0, le=64, description="ONNX Runtime threads (0: all).")
     pool_size: int = Field(
@@ -56,6 +83,13 @@ class Settings(BaseSettings):
     @classmethod
     def _expand(cls, v: Path) -> Path:
         return v.expanduser()
+
+    @field_validator("home", mode="before")
+    @classmethod
+    def _expand_home(cls, v: object) -> object:
+        if isinstance(v, str | Path) and not str(v).strip():
+            return None  # BIGMIND_HOME= (empty) means the default
+        return Path(v).expanduser() if isinstance(v, str | Path) else v
 
     @field_validator("user")
     @classmethod
@@ -98,7 +132,24 @@ class Settings(BaseSettings):
 
     @property
     def models_dir(self) -> Path:
-        """Where `bigmind model export` puts models and named models are looked up."""
+        """The per-user model cache: where `bigmind model fetch` and `export` put models and
+        named models are looked up first, whatever the database's path."""
+        return self.home_dir / "models"
+
+    @property
+    def home_dir(self) -> Path:
+        """BIGMIND_HOME, else the platform's per-user cache folder for BigMind."""
+        if self.home is not None:
+            return self.home
+        if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+            return Path(os.environ["LOCALAPPDATA"]) / "bigmind"
+        xdg = Path(os.environ.get("XDG_CACHE_HOME", "").strip() or "relative")
+        return (xdg if xdg.is_absolute() else Path.home() / ".cache") / "bigmind"
+
+    @property
+    def legacy_models_dir(self) -> Path:
+        """Where versions before the model cache exported models: beside the database
+        (still searched, after the cache)."""
         return self.data_dir / "models"
 
 

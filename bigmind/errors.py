@@ -42,3 +42,10 @@ class MigrationIncomplete(BigMindError):
     second run resumes."""
 
     exit_code = 7
+
+
+class DownloadError(BigMindError):
+    """The embedding model could not be downloaded, or what was downloaded was refused (not
+    the expected model, corrupt); nothing was installed."""
+
+    exit_code = 8

@@ -76,6 +76,15 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Where clients keep their user-level config follows these too (bigmind install).
     for key in ("XDG_CONFIG_HOME", "APPDATA", "CLAUDE_CONFIG_DIR"):
         monkeypatch.delenv(key, raising=False)
+    # The model cache too: BIGMIND_HOME here, and ~/.cache (in the per-test HOME) for the
+    # subprocesses that drop BIGMIND_* settings.
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("BIGMIND_HOME", str(tmp_path / "bigmind-home"))
+    # A server started without a model never downloads it from the hub: a test that wants the
+    # download sets BIGMIND_OFFLINE=0 and BIGMIND_MODEL_URL (a server on 127.0.0.1). Subprocesses
+    # that drop BIGMIND_* settings still inherit HF_HUB_OFFLINE, which BigMind honours too.
+    monkeypatch.setenv("BIGMIND_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("BIGMIND_DB_PATH", str(tmp_path / "data" / "memory.db"))
     monkeypatch.setenv("BIGMIND_USER", "alice")
     monkeypatch.setenv("BIGMIND_PORT", str(free_port()))  # a profile page never meets another

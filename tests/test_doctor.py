@@ -399,12 +399,17 @@ def test_embeddings_off_is_a_warning(
     assert "keyword search only" in checks["embedder"]["detail"]
 
 
-def test_a_missing_model_is_a_warning_that_names_the_export_command(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+def test_a_missing_model_is_a_warning_that_says_where_and_how_to_fetch_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     code, checks = doctor(capsys, tmp_path)
     assert code == 0 and checks["embedder"]["status"] == "warn"
-    assert "run `bigmind model export`" in checks["embedder"]["detail"]
+    where = tmp_path / "bigmind-home" / "models" / "all-MiniLM-L6-v2"  # BIGMIND_HOME (conftest)
+    assert f"no model at {where}: run `bigmind model fetch`" in checks["embedder"]["detail"]
+    assert "BIGMIND_OFFLINE is set" in checks["embedder"]["detail"]
+    monkeypatch.setenv("BIGMIND_OFFLINE", "0")
+    _code, checks = doctor(capsys, tmp_path)
+    assert "the server downloads it at its next start" in checks["embedder"]["detail"]
 
 
 def test_a_broken_model_folder_fails(

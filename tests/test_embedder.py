@@ -20,6 +20,7 @@ from bigmind.search.embedder import (
     Embedder,
     OnnxEmbedder,
     load_embedder,
+    model_target,
     resolve_model_dir,
 )
 
@@ -138,9 +139,29 @@ def test_off_means_no_model(tmp_path: Path, value: str) -> None:
     assert load_embedder(s) is None
 
 
-def test_names_resolve_under_models_dir(tmp_path: Path) -> None:
+def test_names_resolve_in_the_model_cache_then_beside_the_database(tmp_path: Path) -> None:
     s = _settings(tmp_path, "all-MiniLM-L6-v2")
-    assert resolve_model_dir(s) == tmp_path / "data" / "models" / "all-MiniLM-L6-v2"
+    cache = tmp_path / "bigmind-home" / "models" / "all-MiniLM-L6-v2"  # BIGMIND_HOME (conftest)
+    assert s.models_dir == cache.parent
+    assert resolve_model_dir(s) == model_target(s) == cache  # missing: where fetch puts it
+    legacy = tmp_path / "data" / "models" / "all-MiniLM-L6-v2"  # exported by older versions
+    legacy.mkdir(parents=True)
+    assert resolve_model_dir(s) == legacy and model_target(s) == cache
+    cache.mkdir(parents=True)
+    assert resolve_model_dir(s) == cache
+
+
+def test_the_model_cache_follows_bigmind_home_not_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("BIGMIND_HOME")
+    s = _settings(tmp_path, "all-MiniLM-L6-v2")
+    assert s.models_dir == Path.home() / ".cache" / "bigmind" / "models"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert _settings(tmp_path, "x").models_dir == tmp_path / "xdg" / "bigmind" / "models"
+    monkeypatch.setenv("BIGMIND_HOME", "~/bm")
+    moved = Settings(db_path=tmp_path / "elsewhere" / "m.db")
+    assert moved.models_dir == Path.home() / "bm" / "models"
 
 
 def test_paths_resolve_as_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,9 +173,13 @@ def test_paths_resolve_as_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert resolve_model_dir(_settings(tmp_path, "localmodel")) == tmp_path / "localmodel"
 
 
-def test_missing_model_names_the_export_command(tmp_path: Path) -> None:
-    with pytest.raises(BackendUnavailable, match="bigmind model export"):
+def test_missing_model_names_the_fetch_and_export_commands(tmp_path: Path) -> None:
+    with pytest.raises(
+        BackendUnavailable, match=r"run `bigmind model fetch`.*`bigmind model export`"
+    ):
         load_embedder(_settings(tmp_path, "all-MiniLM-L6-v2"))
+    with pytest.raises(BackendUnavailable, match=r"No embedding model named 'mine'.*model export"):
+        load_embedder(_settings(tmp_path, "mine"))
 
 
 def test_hf_directory_without_onnx_says_how_to_convert(tmp_path: Path) -> None:
@@ -206,7 +231,8 @@ def test_reexport_replaces_an_earlier_export(tmp_path: Path, model_dir: Path) ->
     assert report.max_abs_diff is not None and report.max_abs_diff <= 1e-5
     assert report.onnx_bytes == (target / ONNX_FILE).stat().st_size > 80_000_000
     assert not (target / "stale.txt").exists()
-    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]  # no temp dirs left
+    left = sorted(p.name for p in target.parent.iterdir())
+    assert left == [f".{target.name}.lock", target.name]  # no temp dirs left, only the lock
     assert any("Parity" in line for line in lines)
     assert OnnxEmbedder(target).embed(["hello"]).shape == (1, 384)
 

@@ -454,11 +454,7 @@ def check_embedder(settings: Settings, backend: AnyBackend | None, *, quick: boo
             f"off (BIGMIND_EMBED_MODEL={settings.embed_model!r}): keyword search only",
         )
     if not model_dir.is_dir():
-        return Check(
-            "embedder",
-            "warn",
-            f"no model at {model_dir}: run `bigmind model export` (keyword search until then)",
-        )
+        return Check("embedder", "warn", _no_model(settings, model_dir))
     try:
         if quick:
             meta = ModelMetadata.read(model_dir)
@@ -484,6 +480,21 @@ def check_embedder(settings: Settings, backend: AnyBackend | None, *, quick: boo
             "run `bigmind reindex` (keyword search until then)",
         )
     return Check("embedder", "ok", detail)
+
+
+def _no_model(settings: Settings, model_dir: Path) -> str:
+    """Where the model should be, and how it gets there."""
+    from bigmind.config import DEFAULT_EMBED_MODEL
+    from bigmind.search.embedder import missing_model
+
+    if settings.embed_model.strip() != DEFAULT_EMBED_MODEL:
+        return f"{missing_model(settings, model_dir)} Keyword search until then."
+    when = (
+        "BIGMIND_OFFLINE is set: the server will not download it"
+        if settings.offline
+        else "or the server downloads it at its next start"
+    )
+    return f"no model at {model_dir}: run `bigmind model fetch` ({when}; keyword search until then)"
 
 
 def _embed_one(settings: Settings) -> tuple[str, int, int]:

