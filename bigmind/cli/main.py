@@ -90,7 +90,7 @@ def foreground_recall(rt: Runtime) -> Recall:
     try:
         sem.load_now()
     except BigMindError as exc:
-        print(f"bigmind: keyword search only: {exc}", file=sys.stderr)
+        print(f"bigmind: keyword search only: {exc.message_for('cli')}", file=sys.stderr)
         return Recall(rt.store, None)
     return Recall(rt.store, sem)
 
@@ -457,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _run(args)
         return code if isinstance(code, int) else 0
     except BigMindError as exc:
-        print(f"bigmind: {exc}", file=sys.stderr)
+        print(f"bigmind: {exc.message_for('cli')}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:
         # The reader went away (`bigmind search x | head`): stop quietly, as `yes | head` does.
