@@ -331,6 +331,13 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.doctor:doctor_arguments",
         json=True,
     ),
+    "recover": Command(
+        "bigmind.cli.recover:cmd_recover",
+        "Salvage what SQLite can read of a damaged memory file into a new one (the old is kept).",
+        "bigmind recover   # then: bigmind recover --replace, or set BIGMIND_DB_PATH",
+        "bigmind.cli.recover:recover_arguments",
+        json=True,
+    ),
     "search": Command(
         "bigmind.cli.commands:cmd_search",
         "Keyword search of the configured user's memory (fast: no model).",
