@@ -171,14 +171,17 @@ class SQLiteBackend:
     # -- reads -----------------------------------------------------------------------------
     def _run(self, sql: str, params: Params) -> list[Row]:
         self.statements += 1
-        with self._damage_said():
-            cur = self._conn.cursor()
+        cur = self._conn.cursor()
+        try:  # inline, not _damage_said(): this is every statement's path
             it = cur.execute(sql, tuple(params))
             try:
                 names = [d[0] for d in cur.getdescription()]
             except self._apsw.ExecutionCompleteError:
                 return []
             return [dict(zip(names, row, strict=True)) for row in it]
+        except (self._apsw.CorruptError, self._apsw.NotADBError) as exc:
+            self._if_damage(exc)
+            raise
 
     @contextmanager
     def _damage_said(self) -> Iterator[None]:
@@ -187,8 +190,11 @@ class SQLiteBackend:
         try:
             yield
         except (self._apsw.CorruptError, self._apsw.NotADBError) as exc:
-            if not sqlitefile.is_damage(self._apsw, exc):
-                raise
+            self._if_damage(exc)
+            raise
+
+    def _if_damage(self, exc: Exception) -> None:
+        if sqlitefile.is_damage(self._apsw, exc):
             raise sqlitefile.damaged(self._apsw, self.location, exc) from exc
 
     def query(self, sql: str, params: Params = ()) -> list[Row]:
