@@ -13,13 +13,9 @@ from pathlib import Path
 
 import apsw
 import pytest
-from fastmcp import Client
-from mcp_calls import refused
+from mcp_calls import Cli, refused
 
-from bigmind.config import Settings
 from bigmind.errors import BackendUnavailable, DatabaseDamaged
-from bigmind.mcp.server import build_server
-from bigmind.runtime import Runtime
 from bigmind.search.recall import Recall
 from bigmind.storage import sqlitefile
 from bigmind.storage.connect import connect
@@ -102,30 +98,21 @@ def assert_one_line(stderr: str, *says: str) -> None:
 
 
 # -- what each surface says -------------------------------------------------------------------
+# The client's runtime opens the database on the first call, after the fixture spoiled it.
 @pytest.mark.anyio
 async def test_a_tool_on_a_damaged_memory_says_so_and_names_the_fix(
-    damaged: Path, settings: Settings
+    damaged: Path, client: Cli
 ) -> None:
-    rt = Runtime(settings)
-    try:
-        async with Client(build_server(settings, rt)) as client:
-            msg = await refused(client, "memory_search_facts", query="kafka broker decision")
-    finally:
-        rt.close()
+    msg = await refused(client, "memory_search_facts", query="kafka broker decision")
     assert "\n" not in msg and "is damaged" in msg and "`bigmind recover`" in msg
     assert "Tell the user" in msg
 
 
 @pytest.mark.anyio
 async def test_a_tool_on_a_file_that_is_no_database_says_so(
-    not_a_database: Path, settings: Settings
+    not_a_database: Path, client: Cli
 ) -> None:
-    rt = Runtime(settings)
-    try:
-        async with Client(build_server(settings, rt)) as client:
-            msg = await refused(client, "memory_get_context")
-    finally:
-        rt.close()
+    msg = await refused(client, "memory_get_context")
     assert "is not a SQLite database" in msg and "BIGMIND_DB_PATH" in msg
 
 
