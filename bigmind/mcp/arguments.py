@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +26,6 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import ErrorDetails
 
-log = logging.getLogger(__name__)
 SHOWN = 40  # characters of a wrong value quoted back ("got …")
 MISSING = ("missing", "missing_argument")
 UNKNOWN = ("unexpected_keyword_argument", "extra_forbidden")
@@ -50,9 +48,8 @@ class ReadableArguments(Middleware):
             if context.fastmcp_context is not None:
                 tool = await context.fastmcp_context.fastmcp.get_tool(name)
                 schema = tool.parameters if tool is not None else {}
-            line = explain(schema, cause.errors(include_url=False))
-            log.info("%s: bad arguments: %s", name, line)
-            raise ToolError(line) from exc
+            # Not logged: the line quotes the values sent (FastMCP logs the error's kinds).
+            raise ToolError(explain(schema, cause.errors(include_url=False))) from exc
 
 
 def explain(schema: Mapping[str, Any], errors: Sequence[ErrorDetails]) -> str:
