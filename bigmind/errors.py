@@ -1,10 +1,40 @@
-"""The exception tree. Tools turn these into ToolErrors; the CLI into one line and an exit code."""
+"""The exception tree. Tools turn these into ToolErrors; the CLI into one line and an exit code;
+the profile page into an error page.
+
+A message says what is wrong, in words every surface can show. Where the fix is spelled
+differently on each surface (an argument for the agent, an option on the command line, a page
+on the web), it goes in a hint for that surface: ``NotFound("No fact #4 in your memory.",
+tool="Use memory_search_facts to find fact ids.", web="The Facts page lists yours.")``. Each
+surface shows :meth:`BigMindError.message_for` itself; ``str(exc)`` is the neutral message.
+"""
+
+from typing import Literal
+
+Surface = Literal["tool", "cli", "web"]
 
 
 class BigMindError(Exception):
-    """Base of every error BigMind raises on purpose. The message says what to do next."""
+    """Base of every error BigMind raises on purpose. The message says what to do next, itself
+    or through the hint of the surface showing it."""
 
     exit_code = 1
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        tool: str | None = None,
+        cli: str | None = None,
+        web: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        said: dict[Surface, str | None] = {"tool": tool, "cli": cli, "web": web}
+        self.hints: dict[Surface, str] = {k: v for k, v in said.items() if v}
+
+    def message_for(self, surface: Surface) -> str:
+        """The message as ``surface`` shows it: followed by that surface's hint, if any."""
+        hint = self.hints.get(surface)
+        return f"{self} {hint}" if hint else str(self)
 
 
 class InvalidInput(BigMindError):
@@ -31,6 +61,13 @@ class BackendUnavailable(BigMindError):
     exit_code = 5
 
 
+class DatabaseDamaged(BackendUnavailable):
+    """The SQLite file is damaged or is not a database: ``bigmind recover`` salvages what
+    SQLite can still read into a new file."""
+
+    exit_code = 8
+
+
 class ExportError(BigMindError):
     """An export could not be written (file exists, directory missing, disk error)."""
 
@@ -48,4 +85,4 @@ class DownloadError(BigMindError):
     """The embedding model could not be downloaded, or what was downloaded was refused (not
     the expected model, corrupt); nothing was installed."""
 
-    exit_code = 8
+    exit_code = 9

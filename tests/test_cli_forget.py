@@ -124,7 +124,7 @@ def test_purge_yes_and_json(
     ("args", "code", "says"),
     [
         (("purge", "--match", "ab"), 2, "at least 3 characters"),
-        (("forget", "planet", "1"), 2, "'kind' must be one of"),
+        (("forget", "planet", "1"), 2, "'planet' is not a kind of memory"),
         (("forget", "fact", "987654"), 3, "No fact #987654"),
         (("forget", "fact", "abc"), 2, "is a number"),
         (("forget", "session", "nope"), 3, "No session 'nope'"),

@@ -340,7 +340,7 @@ def _check_what_stays(
 async def test_forget_refusals(world: World) -> None:
     c = world.client
     msg = await refused(c, "memory_forget", kind="planet", id=1)
-    assert "'kind' must be one of fact, chunk" in msg
+    assert "'planet' is not a kind of memory that can be forgotten: fact, chunk" in msg
     assert "No fact #987654" in await refused(c, "memory_forget", kind="fact", id=987_654)
     assert "is a number" in await refused(c, "memory_forget", kind="chunk", id="abc")
     assert "No session 'nope'" in await refused(c, "memory_forget", kind="session", id="nope")

@@ -32,8 +32,9 @@ def test_resolve_validation(store: Store) -> None:
         journal.resolve(store, h.id, "maybe", "x")
     with pytest.raises(InvalidInput, match="resolution"):
         journal.resolve(store, h.id, "refuted", "  ")
-    with pytest.raises(NotFound, match="memory_list_hypotheses"):
+    with pytest.raises(NotFound, match="No hypothesis #999") as refused:
         journal.resolve(store, 999, "refuted", "x")
+    assert "memory_list_hypotheses" in refused.value.message_for("tool")
     with pytest.raises(InvalidInput, match="confidence"):
         journal.add(store, "Y", 1.2)
 

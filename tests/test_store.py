@@ -70,8 +70,9 @@ def test_start_with_session_id_reuses_it(store: Store) -> None:
 
 
 def test_start_with_unknown_session_id_says_what_to_do(store: Store) -> None:
-    with pytest.raises(NotFound, match="without session_id"):
+    with pytest.raises(NotFound, match="No session 'no-such-session'") as refused:
         store.start_session(session_id="no-such-session")
+    assert "without session_id" in refused.value.message_for("tool")
 
 
 def test_write_without_session_opens_one_then_reuses_it(store: Store) -> None:

@@ -185,8 +185,10 @@ def test_import_path_resolution(tmp_path: Path, exported: Path) -> None:
     (data_dir / "exports").mkdir(parents=True)
     (data_dir / "exports" / "x.json").write_text(exported.read_text())
     assert transfer.resolve_import_path("x.json", data_dir) == data_dir / "exports" / "x.json"
-    with pytest.raises(NotFound, match="memory_export"):
+    with pytest.raises(NotFound, match="No export file at") as refused:
         transfer.resolve_import_path("missing.json", data_dir)
+    assert "memory_export" in refused.value.message_for("tool")
+    assert "`bigmind export`" in refused.value.message_for("cli")
 
 
 def test_company_knowledge_imported_into_a_team_waits_for_a_curator(

@@ -40,7 +40,10 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
             sem.load_now()
             sem.embed_backlog(progress("Embedding"))
         except BigMindError as exc:
-            print(f"bigmind: duplicates and conflicts not checked: {exc}", file=sys.stderr)
+            print(
+                f"bigmind: duplicates and conflicts not checked: {exc.message_for('cli')}",
+                file=sys.stderr,
+            )
             ready = False
         done = consolidate(
             rt.store,

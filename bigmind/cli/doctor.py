@@ -339,10 +339,13 @@ def open_sqlite(settings: Settings) -> tuple[Check, SQLiteBackend | None]:
     try:
         backend = SQLiteBackend(path, busy_timeout_ms=settings.busy_timeout_ms)
     except BigMindError as exc:
-        return Check("database", "fail", str(exc)), None
+        return Check("database", "fail", exc.message_for("cli")), None
     try:
         return _judge_database(backend, settings), backend
-    except (BigMindError, backend.Error) as exc:
+    except BigMindError as exc:
+        backend.close()
+        return Check("database", "fail", exc.message_for("cli")), None
+    except backend.Error as exc:
         backend.close()
         return Check("database", "fail", f"{path}: {exc}"), None
 
@@ -361,7 +364,7 @@ def _judge_database(backend: AnyBackend, settings: Settings) -> Check:
             str(next(iter(r.values()))) for r in backend.query("PRAGMA quick_check")
         )
         if verdict != "ok":
-            return Check("database", "fail", f"{where}: quick_check says {verdict}")
+            return Check("database", "fail", _damaged(where, verdict))
         checked = "quick_check ok, "
     if not backend.table_exists("bigmind_migrations"):
         return _without_schema(backend, where)
@@ -389,6 +392,13 @@ def _judge_database(backend: AnyBackend, settings: Settings) -> Check:
         f"{where}: {checked}schema {SCHEMA_VERSION} ({known[-1]}), "
         + _user_counts(backend, settings.user),
     )
+
+
+def _damaged(where: str, verdict: str) -> str:
+    from bigmind.storage.sqlitefile import RECOVER
+
+    said = verdict if len(verdict) <= 160 else verdict[:159] + "…"
+    return f"{where} is damaged (quick_check: {said}); {RECOVER}"
 
 
 def _without_schema(backend: AnyBackend, where: str) -> Check:

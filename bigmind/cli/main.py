@@ -89,7 +89,7 @@ def foreground_recall(rt: Runtime) -> Recall:
     try:
         sem.load_now()
     except BigMindError as exc:
-        print(f"bigmind: keyword search only: {exc}", file=sys.stderr)
+        print(f"bigmind: keyword search only: {exc.message_for('cli')}", file=sys.stderr)
         return Recall(rt.store, None)
     return Recall(rt.store, sem)
 
@@ -298,6 +298,13 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.doctor:doctor_arguments",
         json=True,
     ),
+    "recover": Command(
+        "bigmind.cli.recover:cmd_recover",
+        "Salvage what SQLite can read of a damaged memory file into a new one (the old is kept).",
+        "bigmind recover   # then: bigmind recover --replace, or set BIGMIND_DB_PATH",
+        "bigmind.cli.recover:recover_arguments",
+        json=True,
+    ),
     "search": Command(
         "bigmind.cli.commands:cmd_search",
         "Keyword search of the configured user's memory (fast: no model).",
@@ -424,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _run(args)
         return code if isinstance(code, int) else 0
     except BigMindError as exc:
-        print(f"bigmind: {exc}", file=sys.stderr)
+        print(f"bigmind: {exc.message_for('cli')}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:
         # The reader went away (`bigmind search x | head`): stop quietly, as `yes | head` does.

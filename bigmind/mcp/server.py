@@ -6,6 +6,7 @@ from fastmcp import FastMCP
 
 from bigmind import __version__
 from bigmind.config import Settings
+from bigmind.mcp.arguments import ReadableArguments
 from bigmind.mcp.instructions import SERVER_INSTRUCTIONS
 from bigmind.mcp.roots import ProjectFromRoots
 from bigmind.mcp.tools import (
@@ -31,6 +32,7 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
         mask_error_details=True,  # unexpected errors reach the agent as a generic message
     )
     mcp.add_middleware(ProjectFromRoots())
+    mcp.add_middleware(ReadableArguments())  # bad arguments: one line, not pydantic's dump
 
     @mcp.prompt()
     def bigmind_init() -> str:

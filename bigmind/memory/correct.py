@@ -70,8 +70,9 @@ def update_fact(
         old = FactHistory(store.db, store.uid).get(current.id, restore_version)
         if old is None:
             raise NotFound(
-                f"Fact #{current.id} has no version {restore_version}: call"
-                f" memory_update_fact({current.id}) to list its versions."
+                f"Fact #{current.id} has no version {restore_version}.",
+                tool=f"Call memory_update_fact({current.id}) to list its versions.",
+                web="Its card on the Facts page lists its versions.",
             )
         fact, category = old.fact, old.category
         confidence = current.confidence if old.confidence is None else old.confidence

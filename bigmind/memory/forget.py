@@ -177,7 +177,9 @@ def resolve(store: Store, kind: str, item_id: int | str) -> Target:
     other users' private ones are refused alike."""
     k = (kind or "").strip().lower()
     if k not in KINDS:
-        raise InvalidInput(f"'kind' must be one of {', '.join(KINDS)}; got {kind!r}.")
+        raise InvalidInput(
+            f"{kind!r} is not a kind of memory that can be forgotten: {', '.join(KINDS)}."
+        )
     raw = check_text("id", str(item_id), limits.NAME)
     if k in ("session", "summary"):
         s = store.sessions.get(raw)
@@ -334,7 +336,7 @@ def _elsewhere(store: Store, found: Found) -> None:
     if any(
         needle in (v or "").casefold() for v in (prof.role, prof.preferences, prof.pinned_facts)
     ):
-        found.elsewhere.append("your profile (change it with memory_update_profile)")
+        found.elsewhere.append("your profile (ask your agent to update it)")
     entries = Knowledge(store.db, store.uid).holding(found.text, FIND_LIMIT)
     if entries:
         ids = ", ".join(f"#{i}" for i in entries[:20])
@@ -343,7 +345,7 @@ def _elsewhere(store: Store, found: Found) -> None:
         )
     saves = Savings(store.db, store.uid).holding(found.text)
     if saves:
-        found.elsewhere.append(f"{saves} token-savings log entries (memory_log_token_save notes)")
+        found.elsewhere.append(f"{saves} notes of the token-savings log")
 
 
 # -- forgetting ------------------------------------------------------------------------------------

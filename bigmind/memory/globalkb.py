@@ -124,7 +124,9 @@ def get(store: Store, entry_id: int) -> GlobalEntry:
     ):
         return e
     raise NotFound(
-        f"No company knowledge entry #{entry_id}. memory_list_global(status=…) lists the ids."
+        f"No company knowledge entry #{entry_id}.",
+        tool="memory_list_global(status=…) lists the ids.",
+        web="The Company page lists the entries.",
     )
 
 

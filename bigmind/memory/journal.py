@@ -28,8 +28,9 @@ def get(store: Store, hypothesis_id: int) -> Hypothesis:
     found = Hypotheses(store.db, store.uid).get(hypothesis_id)
     if found is None:
         raise NotFound(
-            f"No hypothesis #{hypothesis_id} in your journal. "
-            "memory_list_hypotheses(status='all') shows the ids."
+            f"No hypothesis #{hypothesis_id} in your journal.",
+            tool="memory_list_hypotheses(status='all') shows the ids.",
+            web="The Hypotheses page lists yours.",
         )
     return found
 

@@ -129,9 +129,7 @@ def write_export(
 ) -> dict[str, int]:
     """Write the export atomically (temp file, then link/rename). Returns rows per table."""
     if target.exists() and not overwrite:
-        raise ExportError(
-            f"{target} already exists; pass overwrite=True or choose another output_path."
-        )
+        raise _already_there(target)
     data = export_data(store, progress)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -145,12 +143,18 @@ def write_export(
         finally:
             Path(tmp).unlink(missing_ok=True)
     except FileExistsError as exc:
-        raise ExportError(
-            f"{target} already exists; pass overwrite=True or choose another output_path."
-        ) from exc
+        raise _already_there(target) from exc
     except OSError as exc:
         raise ExportError(f"Could not write {target}: {exc.strerror or exc}.") from exc
     return {k: len(v) for k, v in data.items() if isinstance(v, list)}
+
+
+def _already_there(target: Path) -> ExportError:
+    return ExportError(
+        f"{target} already exists.",
+        tool="Pass overwrite=True to replace it, or choose another output_path.",
+        cli="Pass --overwrite to replace it, or choose another file with --output.",
+    )
 
 
 def _publish(tmp: Path, target: Path, overwrite: bool) -> None:
@@ -184,15 +188,20 @@ def resolve_import_path(input_path: str, data_dir: Path) -> Path:
     """An absolute path, or a relative one found under <data dir>/exports or the working folder."""
     raw = (input_path or "").strip()
     if not raw:
-        raise InvalidInput("'input_path' must name an export file.")
+        raise InvalidInput(
+            "No export file named.",
+            tool="Give input_path: the path memory_export reported.",
+            cli="Give the path `bigmind export` printed.",
+        )
     p = Path(raw).expanduser()
     candidates = [p] if p.is_absolute() else [data_dir / "exports" / p, Path.cwd() / p]
     for c in candidates:
         if c.is_file():
             return c
     raise NotFound(
-        f"No export file at {' or '.join(str(c) for c in candidates)}. "
-        "Give the path memory_export reported."
+        f"No export file at {' or '.join(str(c) for c in candidates)}.",
+        tool="Give the path memory_export reported.",
+        cli="Give the path `bigmind export` printed.",
     )
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bigmind.errors import BackendUnavailable
+from bigmind.storage import sqlitefile
 
 if TYPE_CHECKING:
     pass
@@ -117,10 +118,9 @@ class SQLiteBackend:
             for pragma in _PRAGMAS:  # one by one: apsw stops a script at its first result row
                 self._conn.execute(pragma).fetchall()
         except apsw.Error as exc:
-            raise BackendUnavailable(
-                f"Cannot open the SQLite database {path}: {exc}. "
-                "Check BIGMIND_DB_PATH and the file's permissions."
-            ) from exc
+            if getattr(self, "_conn", None) is not None:
+                self._conn.close()
+            raise sqlitefile.open_failure(apsw, path, exc) from exc
         if not in_memory and fresh:
             try:
                 os.chmod(path, 0o600)  # memories are private by default
@@ -134,7 +134,7 @@ class SQLiteBackend:
         Without statistics SQLite may pick a user_id index over a primary key and scan a whole
         user's rows; PK lookups also carry a ``+user_id`` that keeps such indexes out.
         """
-        with self._lock:
+        with self._lock, self._damage_said():
             self._conn.execute("PRAGMA analysis_limit=400").fetchall()
             self._conn.execute("PRAGMA optimize=0x10002").fetchall()
 
@@ -172,12 +172,30 @@ class SQLiteBackend:
     def _run(self, sql: str, params: Params) -> list[Row]:
         self.statements += 1
         cur = self._conn.cursor()
-        it = cur.execute(sql, tuple(params))
+        try:  # inline, not _damage_said(): this is every statement's path
+            it = cur.execute(sql, tuple(params))
+            try:
+                names = [d[0] for d in cur.getdescription()]
+            except self._apsw.ExecutionCompleteError:
+                return []
+            return [dict(zip(names, row, strict=True)) for row in it]
+        except (self._apsw.CorruptError, self._apsw.NotADBError) as exc:
+            self._if_damage(exc)
+            raise
+
+    @contextmanager
+    def _damage_said(self) -> Iterator[None]:
+        """A damaged page met while reading becomes :class:`DatabaseDamaged`, which names the
+        fix (``bigmind recover``), instead of SQLite's "database disk image is malformed"."""
         try:
-            names = [d[0] for d in cur.getdescription()]
-        except self._apsw.ExecutionCompleteError:
-            return []
-        return [dict(zip(names, row, strict=True)) for row in it]
+            yield
+        except (self._apsw.CorruptError, self._apsw.NotADBError) as exc:
+            self._if_damage(exc)
+            raise
+
+    def _if_damage(self, exc: Exception) -> None:
+        if sqlitefile.is_damage(self._apsw, exc):
+            raise sqlitefile.damaged(self._apsw, self.location, exc) from exc
 
     def query(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a read and return rows as dicts."""
@@ -193,7 +211,7 @@ class SQLiteBackend:
     def stream(self, sql: str, params: Params, size: int) -> Iterator[list[tuple[Any, ...]]]:
         """Run a long read and yield its rows (tuples) ``size`` at a time. Holds this
         connection for the whole read: use it on a :meth:`reader`."""
-        with self._lock:
+        with self._lock, self._damage_said():
             block: list[tuple[Any, ...]] = []
             for row in self._conn.cursor().execute(sql, tuple(params)):
                 block.append(row)
@@ -291,8 +309,9 @@ class _SQLiteTx:
         return self._b._run(sql, params)
 
     def script(self, sql: str) -> None:
-        for _row in self._b._conn.execute(sql):  # drain: apsw runs a script as rows are read
-            pass
+        with self._b._damage_said():
+            for _row in self._b._conn.execute(sql):  # drain: apsw runs a script as rows are read
+                pass
 
     def columns(self, table: str) -> set[str]:
         return self._b.columns(table)

@@ -159,8 +159,10 @@ class Store:
         s = self.sessions.get(sid)
         if s is None:
             raise NotFound(
-                f"No session '{sid}' in your memory. Use memory_list_sessions to find ids, "
-                "or omit session_id to use the open session."
+                f"No session '{sid}' in your memory.",
+                tool="Use memory_list_sessions to find ids, or omit session_id to use the "
+                "open session.",
+                web="The Sessions page lists yours.",
             )
         return s
 
@@ -175,8 +177,8 @@ class Store:
                 existing = self.sessions.get(session_id.strip(), tx)
                 if existing is None:
                     raise NotFound(
-                        f"No session '{session_id}' in your memory to resume. "
-                        "Call memory_start_session() without session_id to open a new one."
+                        f"No session '{session_id}' in your memory to resume.",
+                        tool="Call memory_start_session() without session_id to open a new one.",
                     )
                 self.sessions.touch(tx, existing.id, ts)
                 return SessionStart(existing, True, [])
@@ -208,8 +210,8 @@ class Store:
             s = self.sessions.get(session_id.strip(), tx)
             if s is None:
                 raise NotFound(
-                    f"No session '{session_id}' in your memory. Omit session_id to use the "
-                    "open session, or call memory_start_session()."
+                    f"No session '{session_id}' in your memory.",
+                    tool="Omit session_id to use the open session, or call memory_start_session().",
                 )
             self._touch(tx, s, ts)
             return SessionRef(s, False)
@@ -373,7 +375,10 @@ class Store:
         f = self.facts.get(fact_id)
         if f is None:
             raise NotFound(
-                f"No fact #{fact_id} in your memory. Use memory_search_facts to find fact ids."
+                f"No fact #{fact_id} in your memory.",
+                tool="Use memory_search_facts to find fact ids.",
+                cli="`bigmind search --kind facts WORDS` finds fact ids.",
+                web="The Facts page lists yours.",
             )
         return f
 

@@ -31,6 +31,12 @@ def fts_problems(db: Backend) -> dict[str, str | None]:
     return out
 
 
+def rebuild_fts(tx: Tx) -> None:
+    """Build each FTS5 index again from its content table (after a recovery)."""
+    for fts, _base, _cols in FTS_TABLES:
+        tx.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
+
+
 def optimize_fts(tx: Tx) -> None:
     """Merge each FTS5 index's segments (after deleting many rows)."""
     for fts, _base, _cols in FTS_TABLES:

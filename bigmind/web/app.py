@@ -290,14 +290,15 @@ def create_app(rt: Runtime) -> Starlette:
 
     # -- errors ----------------------------------------------------------------------------
     def bigmind_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, BigMindError)
         status = next((code for cls, code in STATUS.items() if isinstance(exc, cls)), 400)
         log.info("profile page %s: %s", request.url.path, exc)
-        return error_page(request, status, str(exc))
+        return error_page(request, status, exc.message_for("web"))
 
     def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         message = {
-            404: f"There is no page at {request.url.path}.",
+            404: f"There is no page at {request.url.path}. The menu above leads to every page.",
             405: "This address does not take that kind of request.",
         }.get(exc.status_code, str(exc.detail))
         return error_page(request, exc.status_code, message)

@@ -45,7 +45,7 @@ def edge(fn: Callable[P, R]) -> Callable[P, R]:
                 out = fn(*args, **kwargs)
         except BigMindError as exc:
             log.info("%s refused: %s", fn.__name__, exc)
-            raise ToolError(str(exc)) from exc
+            raise ToolError(exc.message_for("tool")) from exc
         return cast(R, with_redactions(out, found)) if found else out
 
     return wrapper
