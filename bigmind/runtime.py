@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bigmind import project
 from bigmind.config import Settings
-from bigmind.errors import BigMindError
+from bigmind.errors import BackendUnavailable, BigMindError
 from bigmind.memory.usage import FLUSH_AFTER_S, USE_TOP, UsageTally
 from bigmind.storage.connect import open_database
 from bigmind.storage.store import Store
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 RESTART_DELAY_S = 0.5  # long enough for the reply to reach the client
 NOTICES = 20  # reports kept for the next reply (older ones are in memory_diff_sessions)
+STOP_WITHIN_S = 10.0  # close(): a model still loading finishes first (~1 s, more under load)
 
 
 class Runtime:
@@ -83,6 +85,8 @@ class Runtime:
         return self._store
 
     def _open(self) -> Store:
+        if self._closing.is_set():
+            raise BackendUnavailable("BigMind is shutting down; start it again to continue.")
         s = self.settings
         backend = open_database(s)
         store = Store(backend, s.user, mode=s.mode, project=project.detect(os.getcwd(), s.project))
@@ -121,6 +125,8 @@ class Runtime:
         is stopped by :meth:`close`. The layers above attach what this one cannot import."""
         with self._lock:
             if key not in self._parts:
+                if self._closing.is_set():  # close() would not stop a part made after it
+                    raise BackendUnavailable("BigMind is shutting down.")
                 self._parts[key] = make(self)
             part: T = self._parts[key]
             return part
@@ -182,11 +188,25 @@ class Runtime:
             self._semantic.vectors.discard(done.vector_kinds)
             self._semantic.notify()  # context vectors to re-make, if any
 
-    def close(self) -> None:
+    def close(self, timeout: float = STOP_WITHIN_S) -> bool:
+        """Stop every background thread (usage flusher, profile page, embedder, vector
+        loaders), release the model and close the database, within ``timeout`` in all.
+
+        Returns True when every thread stopped in time. Otherwise the database is left open
+        for the thread still using it, and the caller should end the process without the
+        interpreter's finalisation (a thread inside ONNX Runtime would make it abort).
+        """
+        deadline = time.monotonic() + timeout
+
+        def left() -> float:
+            return max(0.0, deadline - time.monotonic())
+
         self._closing.set()
         self.usage.waiting.set()  # wake the flusher so it sees the close
+        stopped = True
         if self._flusher is not None:
-            self._flusher.join(5.0)
+            self._flusher.join(left())
+            stopped = not self._flusher.is_alive()
         for part in list(self._parts.values()):
             stop = getattr(part, "stop", None)
             if callable(stop):
@@ -194,8 +214,10 @@ class Runtime:
         self.flush_usage()
         with self._lock:
             if self._semantic is not None:
-                self._semantic.close()
+                stopped = self._semantic.close(left()) and stopped
                 self._semantic = None
             if self._store is not None:
-                self._store.db.close()
+                if stopped:  # never closed under a thread that may still use it
+                    self._store.db.close()
                 self._store = None
+        return stopped

@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,29 +45,6 @@ def setup_logging(level: str) -> None:
         level=getattr(logging, level.upper(), logging.WARNING),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Start the MCP server on stdio."""
-    from bigmind.mcp.server import build_server
-    from bigmind.runtime import Runtime
-
-    settings = load_settings()
-    setup_logging(settings.log_level)
-    if settings.db_url:
-        # A wrong or unreachable PostgreSQL fails here, before any client connects; the
-        # SQLite file is still opened lazily (a bad path becomes a clear tool error).
-        from bigmind.storage.connect import open_database
-
-        open_database(settings).close()
-    rt = Runtime(settings, background=True)
-    if settings.web:
-        # The profile page starts beside the stdio loop and never delays or stops it.
-        from bigmind.web.server import start_in_background
-
-        threading.Thread(target=start_in_background, args=(rt,), daemon=True).start()
-    build_server(settings, rt).run(transport="stdio", show_banner=False)
-    return 0
 
 
 def runtime(settings: Settings | None = None) -> Runtime:
@@ -267,7 +243,9 @@ def _model_args(sp: argparse.ArgumentParser) -> None:
 
 
 COMMANDS: dict[str, Command] = {
-    "serve": Command(cmd_serve, "Start the MCP server on stdio.", "bigmind serve"),
+    "serve": Command(
+        "bigmind.cli.serve:cmd_serve", "Start the MCP server on stdio.", "bigmind serve"
+    ),
     "install": Command(
         "bigmind.cli.install:cmd_install",
         "Wire BigMind into MCP clients: instruction files, client configs, Claude Code hooks.",
