@@ -50,9 +50,11 @@ class Runtime:
         *,
         background: bool = False,
         loader: Callable[[Settings], Embedder | None] | None = None,
+        create: bool = True,
     ) -> None:
         self.settings = settings
         self.background = background
+        self.create = create  # False: a missing SQLite file raises NoMemoryYet, none is made
         self._loader = loader  # the embedding model's loader (default: the configured model)
         self._notices: deque[str] = deque(maxlen=NOTICES)
         self._store: Store | None = None
@@ -88,7 +90,7 @@ class Runtime:
         if self._closing.is_set():
             raise BackendUnavailable("BigMind is shutting down; start it again to continue.")
         s = self.settings
-        backend = open_database(s)
+        backend = open_database(s, create=self.create)
         store = Store(backend, s.user, mode=s.mode, project=project.detect(os.getcwd(), s.project))
         if self.background:
             from bigmind.memory import dedup

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bigmind import __version__
-from bigmind.errors import BigMindError
+from bigmind.errors import BigMindError, ExportError, NoMemoryYet
 
 if TYPE_CHECKING:
     from bigmind.config import Settings
@@ -47,13 +47,15 @@ def setup_logging(level: str) -> None:
     )
 
 
-def runtime(settings: Settings | None = None) -> Runtime:
-    """The store for a one-shot command (no background embedding)."""
+def runtime(settings: Settings | None = None, *, create: bool = False) -> Runtime:
+    """The store for a one-shot command (no background embedding). Only commands that store
+    something pass ``create``: the others raise NoMemoryYet where there is no memory yet,
+    and make no file or folder."""
     from bigmind.runtime import Runtime
 
     settings = settings or load_settings()
     setup_logging(settings.log_level)
-    return Runtime(settings)
+    return Runtime(settings, create=create)
 
 
 def foreground_recall(rt: Runtime) -> Recall:
@@ -81,6 +83,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         counts = transfer.write_export(
             rt.store, target, overwrite=args.overwrite, progress=progress("Exporting tables")
         )
+    except NoMemoryYet as exc:  # asked for a file and none is written: a failure
+        raise ExportError(f"No memory yet at {exc.where}: nothing to export.") from exc
     finally:
         rt.close()
     if args.json:
@@ -95,7 +99,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Merge an export file into the configured user's memory."""
     from bigmind.memory import transfer
 
-    rt = runtime()
+    rt = runtime(create=True)
     try:
         path = transfer.resolve_import_path(args.path, rt.settings.data_dir)
         export = transfer.load_export(path)
