@@ -4,7 +4,6 @@ process exits 0; with the model loaded it stops its threads first (no native abo
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,26 +13,12 @@ import pytest
 from conftest import free_port
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp_calls import BIGMIND
+from mcp_calls import BIGMIND, serve_env
 
 from bigmind.config import Settings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 WAIT_S = 120  # generous bound for one process on a loaded machine; a hang fails, not blocks
-
-
-def server_env(settings: Settings, **more: str) -> dict[str, str]:
-    """The server's environment: the test's database, no model, no page, unless ``more``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
-    env |= {
-        "BIGMIND_DB_PATH": str(settings.db_path),
-        "BIGMIND_USER": settings.user,
-        "BIGMIND_EMBED_MODEL": "off",
-        "BIGMIND_WEB": "0",
-    }
-    if settings.db_url:
-        env["BIGMIND_DB_URL"] = settings.db_url
-    return env | more
 
 
 def initialize(capabilities: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -90,7 +75,7 @@ def test_every_request_sent_before_stdin_closes_is_answered(
         tool(3, "memory_start_session", ide_hint="eof-test"),
         tool(4, "memory_store_fact", category="preference", fact="Answers come before exit"),
     ]
-    code, replies, err = run_then_close(server_env(settings), messages, tmp_path)
+    code, replies, err = run_then_close(serve_env(settings), messages, tmp_path)
     assert sorted(replies) == [1, 2, 3, 4], err
     assert "BigMind Session" in replies[3]["result"]["content"][0]["text"]
     assert replies[4]["result"]["structuredContent"]["created"] is True
@@ -103,7 +88,7 @@ def test_a_call_waiting_on_the_client_is_still_answered_after_stdin_closes(
     """A client that declares roots is asked for them; it has closed stdin and never answers,
     so the call waits for the roots' timeout in flight, then runs in the process's project."""
     messages = [*initialize({"roots": {"listChanged": False}}), tool(2, "memory_get_context")]
-    code, replies, err = run_then_close(server_env(settings), messages, tmp_path)
+    code, replies, err = run_then_close(serve_env(settings), messages, tmp_path)
     assert sorted(replies) == [1, 2], err
     assert "BigMind Context" in replies[2]["result"]["content"][0]["text"]
     assert code == 0, err
@@ -111,7 +96,7 @@ def test_a_call_waiting_on_the_client_is_still_answered_after_stdin_closes(
 
 @pytest.mark.sqlite_only
 def test_stdin_closed_right_after_initialize_exits_0(settings: Settings, tmp_path: Path) -> None:
-    code, replies, err = run_then_close(server_env(settings), initialize(), tmp_path)
+    code, replies, err = run_then_close(serve_env(settings), initialize(), tmp_path)
     assert sorted(replies) == [1] and code == 0, err
     assert not settings.db_path.exists()  # nothing was asked of the memory: nothing opened
 
@@ -127,7 +112,7 @@ async def test_no_native_abort_at_exit_while_the_model_works(
     # The SDK kills a server still running 2 s after stdin closed; how the server ends by
     # itself is what is tested here, on a machine that may be slow.
     monkeypatch.setattr(mcp.client.stdio, "PROCESS_TERMINATION_TIMEOUT", float(WAIT_S))
-    env = server_env(
+    env = serve_env(
         settings,
         BIGMIND_EMBED_MODEL=str(model_dir),
         BIGMIND_WEB="1",  # the profile page's thread is stopped too
