@@ -195,8 +195,9 @@ class Runtime:
         loaders), release the model and close the database, within ``timeout`` in all.
 
         Returns True when every thread stopped in time. Otherwise the database is left open
-        for the thread still using it, and the caller should end the process without the
-        interpreter's finalisation (a thread inside ONNX Runtime would make it abort).
+        for the thread still using it (calling again finishes the job), and a process that
+        ends now should skip the interpreter's finalisation (a thread inside ONNX Runtime
+        would make it abort).
         """
         deadline = time.monotonic() + timeout
 
@@ -216,10 +217,12 @@ class Runtime:
         self.flush_usage()
         with self._lock:
             if self._semantic is not None:
-                stopped = self._semantic.close(left()) and stopped
-                self._semantic = None
-            if self._store is not None:
-                if stopped:  # never closed under a thread that may still use it
-                    self._store.db.close()
+                if self._semantic.close(left()):
+                    self._semantic = None
+                else:
+                    stopped = False
+            # Never closed under a thread that may still use it (a later close() finishes).
+            if self._store is not None and stopped:
+                self._store.db.close()
                 self._store = None
         return stopped

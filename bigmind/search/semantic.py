@@ -107,7 +107,7 @@ class Semantic:
             return False
         emb, self._embedder = self._embedder, None
         self._set("off", "closed")
-        release = getattr(emb, "close", None)
+        release = getattr(emb, "close", None)  # OnnxEmbedder has one; test embedders need not
         if callable(release):
             release()
         return True
@@ -140,9 +140,9 @@ class Semantic:
             log.warning("semantic search disabled: %s", exc)
             self._idle.set()
             return
-        if emb is None or self._stop.is_set():  # closed while the model loaded
-            if emb is None:
-                self._set("off", "no embedding model configured")
+        if emb is None:
+            self._set("off", "no embedding model configured")
+        if emb is None or self._stop.is_set():  # or closed while the model loaded
             self._idle.set()
             return
         held = self.vectors.model()
