@@ -49,6 +49,21 @@ class NotFound(BigMindError):
     exit_code = 3
 
 
+class NoMemoryYet(BigMindError):
+    """A command that reads or tidies the memory found none where the settings point: it
+    creates nothing and says so. Nothing to do is no failure, hence exit code 0 (commands
+    asked for one thing, such as ``export`` or ``forget``, use their own codes)."""
+
+    exit_code = 0
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        super().__init__(
+            f"No memory yet at {where}: start the server (your MCP client runs `bigmind "
+            "serve`) or store something first."
+        )
+
+
 class Forbidden(BigMindError):
     """The configured user may not do this (another user's data, or a role it lacks)."""
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bigmind import project
 from bigmind.config import Settings
-from bigmind.errors import BigMindError
+from bigmind.errors import BackendUnavailable, BigMindError
 from bigmind.memory.usage import FLUSH_AFTER_S, USE_TOP, UsageTally
 from bigmind.storage.connect import open_database
 from bigmind.storage.store import Store
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 RESTART_DELAY_S = 0.5  # long enough for the reply to reach the client
 NOTICES = 20  # reports kept for the next reply (older ones are in memory_diff_sessions)
+STOP_WITHIN_S = 10.0  # close(): a model still loading finishes first (~1 s, more under load)
 
 
 class Runtime:
@@ -48,9 +50,11 @@ class Runtime:
         *,
         background: bool = False,
         loader: Callable[[Settings], Embedder | None] | None = None,
+        create: bool = True,
     ) -> None:
         self.settings = settings
         self.background = background
+        self.create = create  # False: a missing SQLite file raises NoMemoryYet, none is made
         self._loader = loader  # the embedding model's loader (default: the configured model)
         self._notices: deque[str] = deque(maxlen=NOTICES)
         self._store: Store | None = None
@@ -83,8 +87,10 @@ class Runtime:
         return self._store
 
     def _open(self) -> Store:
+        if self._closing.is_set():
+            raise BackendUnavailable("BigMind is shutting down; start it again to continue.")
         s = self.settings
-        backend = open_database(s)
+        backend = open_database(s, create=self.create)
         store = Store(backend, s.user, mode=s.mode, project=project.detect(os.getcwd(), s.project))
         if self.background:
             from bigmind.memory import dedup
@@ -121,6 +127,8 @@ class Runtime:
         is stopped by :meth:`close`. The layers above attach what this one cannot import."""
         with self._lock:
             if key not in self._parts:
+                if self._closing.is_set():  # close() would not stop a part made after it
+                    raise BackendUnavailable("BigMind is shutting down.")
                 self._parts[key] = make(self)
             part: T = self._parts[key]
             return part
@@ -182,11 +190,26 @@ class Runtime:
             self._semantic.vectors.discard(done.vector_kinds)
             self._semantic.notify()  # context vectors to re-make, if any
 
-    def close(self) -> None:
+    def close(self, timeout: float = STOP_WITHIN_S) -> bool:
+        """Stop every background thread (usage flusher, profile page, embedder, vector
+        loaders), release the model and close the database, within ``timeout`` in all.
+
+        Returns True when every thread stopped in time. Otherwise the database is left open
+        for the thread still using it (calling again finishes the job), and a process that
+        ends now should skip the interpreter's finalisation (a thread inside ONNX Runtime
+        would make it abort).
+        """
+        deadline = time.monotonic() + timeout
+
+        def left() -> float:
+            return max(0.0, deadline - time.monotonic())
+
         self._closing.set()
         self.usage.waiting.set()  # wake the flusher so it sees the close
+        stopped = True
         if self._flusher is not None:
-            self._flusher.join(5.0)
+            self._flusher.join(left())
+            stopped = not self._flusher.is_alive()
         for part in list(self._parts.values()):
             stop = getattr(part, "stop", None)
             if callable(stop):
@@ -194,8 +217,12 @@ class Runtime:
         self.flush_usage()
         with self._lock:
             if self._semantic is not None:
-                self._semantic.close()
-                self._semantic = None
-            if self._store is not None:
+                if self._semantic.close(left()):
+                    self._semantic = None
+                else:
+                    stopped = False
+            # Never closed under a thread that may still use it (a later close() finishes).
+            if self._store is not None and stopped:
                 self._store.db.close()
                 self._store = None
+        return stopped

@@ -13,6 +13,8 @@ import pytest
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
 
+from bigmind.config import Settings
+
 BIGMIND = Path(sys.executable).parent / "bigmind"
 Cli = Client  # type: ignore[type-arg]
 
@@ -39,6 +41,21 @@ async def end(
         client, "memory_end_session", session_id=session_id, one_liner=one_liner, **args
     )
     return data
+
+
+def serve_env(settings: Settings, **more: str) -> dict[str, str]:
+    """Environment for `bigmind serve` on ``settings``' database, with no model and no page
+    unless ``more`` says otherwise (BIGMIND_* taken from nothing else)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env |= {
+        "BIGMIND_DB_PATH": str(settings.db_path),
+        "BIGMIND_USER": settings.user,
+        "BIGMIND_EMBED_MODEL": "off",
+        "BIGMIND_WEB": "false",
+    }
+    if settings.db_url:
+        env["BIGMIND_DB_URL"] = settings.db_url
+    return env | more
 
 
 def spawn_serve(db: Path, **env: str) -> subprocess.Popen[str]:

@@ -58,6 +58,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_context_prints_the_packet(tmp_path: Path) -> None:
+    from bigmind.storage.connect import connect
+
+    connect(tmp_path / "m.db").close()  # context reads a memory; it never makes one
     r = run("context", BIGMIND_DB_PATH=str(tmp_path / "m.db"), BIGMIND_USER="carol")
     assert r.returncode == 0, r.stderr
     assert "BigMind Context" in r.stdout and "`carol`" in r.stdout
@@ -150,6 +153,9 @@ def test_progress_is_drawn_on_a_terminal_only(tmp_path: Path) -> None:
 
 
 def test_export_refuses_a_folder_that_does_not_exist(tmp_path: Path) -> None:
+    from bigmind.storage.connect import connect
+
+    connect(tmp_path / "a.db").close()
     env = {"BIGMIND_DB_PATH": str(tmp_path / "a.db"), "BIGMIND_USER": "carol"}
     target = tmp_path / "missing" / "dir" / "x.json"
     r = run("export", "--output", str(target), **env)

@@ -383,7 +383,7 @@ def test_a_hybrid_recall_costs_at_most_twenty_statements(sem_runtime: Runtime) -
     journal.add(store, "Deploys fail when the runner cache is cold", 0.6, None)
     people.remember(store, "dana", "Dana Lee", "SRE", None, ["deploys", "on-call"], None)
     sem = ready(sem_runtime)
-    sem.close()  # the background thread stops; the loaded model still answers
+    sem.stop()  # the background thread stops; the loaded model still answers
     recall = sem_runtime.recall()
     db = store.db
     for query in ("how do deploys run", "how do deploys run", "which tests run on runners"):

@@ -4,13 +4,12 @@ forgotten memory is gone from search, the packet and, on SQLite, the file's byte
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
-from mcp_calls import BIGMIND, Cli, call
+from mcp_calls import BIGMIND, Cli, call, serve_env
 from secret_corpus import Fakes
 
 from bigmind.config import Settings
@@ -20,15 +19,7 @@ MARKER = "quokka-7731-marker"
 
 
 def stdio_client(settings: Settings, cwd: Path) -> Cli:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
-    env |= {
-        "BIGMIND_DB_PATH": str(settings.db_path),
-        "BIGMIND_USER": settings.user,
-        "BIGMIND_EMBED_MODEL": "off",
-        "BIGMIND_WEB": "false",
-    }
-    if settings.db_url:
-        env |= {"BIGMIND_DB_URL": settings.db_url, "BIGMIND_MODE": "enterprise"}
+    env = serve_env(settings, **({"BIGMIND_MODE": "enterprise"} if settings.db_url else {}))
     return Client(StdioTransport(str(BIGMIND), ["serve"], env=env, cwd=str(cwd)))
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bigmind import project
 from bigmind.cli.main import foreground_recall, runtime
+from bigmind.errors import NoMemoryYet
 from bigmind.project import SEARCH_SCOPES
 
 if TYPE_CHECKING:
@@ -90,6 +91,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             found = Recall(rt.store, None).search(
                 query, args.limit, SEARCH_KINDS[args.kind], mode="keyword", scope=args.scope
             )
+    except NoMemoryYet as exc:
+        return _no_memory(args, query, exc)
     finally:
         rt.close()
     emit(args, _hits_data(query, found), render_hits(found.hits, query, tty=sys.stdout.isatty()))
@@ -114,9 +117,17 @@ def cmd_recall(args: argparse.Namespace) -> int:
                     "only (the running server embeds them; or run `bigmind reindex`).",
                     file=sys.stderr,
                 )
+    except NoMemoryYet as exc:
+        return _no_memory(args, query, exc)
     finally:
         rt.close()
     emit(args, _hits_data(query, found), render_hits(found.hits, query, tty=sys.stdout.isatty()))
+    return 0
+
+
+def _no_memory(args: argparse.Namespace, query: str, exc: NoMemoryYet) -> int:
+    """No memory to search: no results, and the note saying why (nothing was created)."""
+    emit(args, {"query": query, "results": [], "note": str(exc)}, str(exc))
     return 0
 
 
@@ -276,7 +287,7 @@ def cmd_user(args: argparse.Namespace) -> int:
     from bigmind.memory import users
     from bigmind.storage.connect import open_database
 
-    db = open_database(load_settings())
+    db = open_database(load_settings(), create=args.action != "list")
     try:
         if args.action == "add":
             u = users.add_user(db, args.name, args.role)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from bigmind.cli.commands import emit
 from bigmind.cli.main import runtime
+from bigmind.errors import NoMemoryYet, NotFound
 
 if TYPE_CHECKING:
     from bigmind.memory.forget import Forgotten, Found, Target
@@ -44,6 +45,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
     try:
         target = forget.resolve(rt.store, args.kind, args.id)
         done = forget.forget(rt.store, [target])
+    except NoMemoryYet as exc:  # the memory named is not there: as for a wrong id
+        raise NotFound(f"No memory yet at {exc.where}: nothing to forget.") from exc
     finally:
         rt.close()
     human = done.summary() + (f"\nReason: {args.reason}" if args.reason else "")

@@ -221,7 +221,8 @@ def _hook_runtime() -> Runtime:
     from bigmind.cli.main import load_settings, runtime
 
     s = load_settings()
-    return runtime(s.model_copy(update={"busy_timeout_ms": HOOK_BUSY_TIMEOUT_MS}))
+    # The hooks run with the client's server: they make the memory as it would.
+    return runtime(s.model_copy(update={"busy_timeout_ms": HOOK_BUSY_TIMEOUT_MS}), create=True)
 
 
 def _read_transcript(path: object) -> str:

@@ -8,14 +8,13 @@ import json
 import logging
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bigmind import __version__
-from bigmind.errors import BigMindError
+from bigmind.errors import BigMindError, ExportError, NoMemoryYet
 
 if TYPE_CHECKING:
     from bigmind.config import Settings
@@ -47,36 +46,15 @@ def setup_logging(level: str) -> None:
     )
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Start the MCP server on stdio."""
-    from bigmind.mcp.server import build_server
-    from bigmind.runtime import Runtime
-
-    settings = load_settings()
-    setup_logging(settings.log_level)
-    if settings.db_url:
-        # A wrong or unreachable PostgreSQL fails here, before any client connects; the
-        # SQLite file is still opened lazily (a bad path becomes a clear tool error).
-        from bigmind.storage.connect import open_database
-
-        open_database(settings).close()
-    rt = Runtime(settings, background=True)
-    if settings.web:
-        # The profile page starts beside the stdio loop and never delays or stops it.
-        from bigmind.web.server import start_in_background
-
-        threading.Thread(target=start_in_background, args=(rt,), daemon=True).start()
-    build_server(settings, rt).run(transport="stdio", show_banner=False)
-    return 0
-
-
-def runtime(settings: Settings | None = None) -> Runtime:
-    """The store for a one-shot command (no background embedding)."""
+def runtime(settings: Settings | None = None, *, create: bool = False) -> Runtime:
+    """The store for a one-shot command (no background embedding). Only commands that store
+    something pass ``create``: the others raise NoMemoryYet where there is no memory yet,
+    and make no file or folder."""
     from bigmind.runtime import Runtime
 
     settings = settings or load_settings()
     setup_logging(settings.log_level)
-    return Runtime(settings)
+    return Runtime(settings, create=create)
 
 
 def foreground_recall(rt: Runtime) -> Recall:
@@ -104,6 +82,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         counts = transfer.write_export(
             rt.store, target, overwrite=args.overwrite, progress=progress("Exporting tables")
         )
+    except NoMemoryYet as exc:  # asked for a file and none is written: a failure
+        raise ExportError(f"No memory yet at {exc.where}: nothing to export.") from exc
     finally:
         rt.close()
     if args.json:
@@ -118,7 +98,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Merge an export file into the configured user's memory."""
     from bigmind.memory import transfer
 
-    rt = runtime()
+    rt = runtime(create=True)
     try:
         path = transfer.resolve_import_path(args.path, rt.settings.data_dir)
         export = transfer.load_export(path)
@@ -232,7 +212,9 @@ def _import_args(sp: argparse.ArgumentParser) -> None:
 
 
 COMMANDS: dict[str, Command] = {
-    "serve": Command(cmd_serve, "Start the MCP server on stdio.", "bigmind serve"),
+    "serve": Command(
+        "bigmind.cli.serve:cmd_serve", "Start the MCP server on stdio.", "bigmind serve"
+    ),
     "install": Command(
         "bigmind.cli.install:cmd_install",
         "Wire BigMind into MCP clients (instruction files, client configs, Claude Code hooks): "

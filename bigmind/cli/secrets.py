@@ -26,7 +26,7 @@ def cmd_scan_secrets(args: argparse.Namespace) -> int:
     from bigmind.memory.secrets import scan
     from bigmind.storage.connect import open_database
 
-    db = open_database(load_settings())
+    db = open_database(load_settings(), create=False)
     try:
         report = scan(db, apply=not args.dry_run, progress=progress("Scanning tables"))
         where = db.location

@@ -136,7 +136,7 @@ class OnnxEmbedder:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
         try:
-            self._session = ort.InferenceSession(
+            self._session: Any = ort.InferenceSession(
                 str(self.model_dir / ONNX_FILE), opts, providers=["CPUExecutionProvider"]
             )
         except (
@@ -160,6 +160,11 @@ class OnnxEmbedder:
                 f"of {list(_MODEL_INPUTS)}; re-create it with `bigmind model export`."
             )
         self._output_name = self._session.get_outputs()[0].name
+
+    def close(self) -> None:
+        """Release the ONNX Runtime session now rather than during the interpreter's exit,
+        where native threads torn down late abort the process. Embedding afterwards fails."""
+        self._session = None
 
     def __repr__(self) -> str:
         return f"OnnxEmbedder(model_id={self.model_id!r}, dim={self.dim}, dir={self.model_dir})"
@@ -199,6 +204,8 @@ class OnnxEmbedder:
             mask[row, :n] = enc.attention_mask
             types[row, :n] = enc.type_ids
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        if self._session is None:
+            raise BackendUnavailable("The embedding model was closed; restart BigMind.")
         result = self._session.run([self._output_name], {k: feed[k] for k in self._input_names})[0]
         hidden = np.asarray(result, dtype=np.float32)
         if hidden.ndim == 3:  # token embeddings: mean over the real (unmasked) tokens

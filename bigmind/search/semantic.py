@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -90,11 +91,30 @@ class Semantic:
         self._thread = threading.Thread(target=self._run, name="bigmind-embedder", daemon=True)
         self._thread.start()
 
-    def close(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = 5.0) -> bool:
+        """Stop the background thread and the vector loaders (within ``timeout``); the model
+        stays loaded. True when they stopped (a model being loaded cannot be interrupted)."""
+        deadline = time.monotonic() + timeout
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+            if self._thread.is_alive():
+                return False
+        return self.vectors.close(max(0.0, deadline - time.monotonic()))
+
+    def close(self, timeout: float = 5.0) -> bool:
+        """:meth:`stop`, then release the model: ONNX Runtime's session goes now, while the
+        interpreter is whole. False (the model left to the thread still using it) when the
+        threads did not stop in time."""
+        if not self.stop(timeout):
+            return False
+        emb, self._embedder = self._embedder, None
+        self._set("off", "closed")
+        release = getattr(emb, "close", None)  # OnnxEmbedder has one; test embedders need not
+        if callable(release):
+            release()
+        return True
 
     def after_embedding(self, hook: Callable[[], bool]) -> None:
         """Run ``hook`` in the background thread whenever the backlog has been embedded (the
@@ -129,6 +149,7 @@ class Semantic:
             return
         if emb is None:
             self._set("off", "no embedding model configured")
+        if emb is None or self._stop.is_set():  # or closed while the model loaded
             self._idle.set()
             return
         held = self.vectors.model()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -156,6 +157,8 @@ class VectorStore:
         self._scanned: dict[str, str] = {}  # the generation an append-only kind's scan began at
         self._parts: dict[tuple[str, str], Partition] = {}
         self._loading: set[tuple[str, str]] = set()
+        self._loaders: list[threading.Thread] = []
+        self._closing = threading.Event()
         self._lock = threading.RLock()
 
     @property
@@ -281,6 +284,8 @@ class VectorStore:
         loaded = 0
         for owner in owners:
             for kind in SOURCES:
+                if self._closing.is_set():
+                    return loaded
                 part = self._partition(kind, owner, load_big=True)
                 loaded += len(part) if part is not None else 0
         return loaded
@@ -320,7 +325,7 @@ class VectorStore:
         changed it: searches use sqlite-vec until it is in memory again."""
         key = (kind, owner)
         with self._lock:
-            if key in self._loading:
+            if key in self._loading or self._closing.is_set():
                 return
             self._loading.add(key)
 
@@ -333,7 +338,21 @@ class VectorStore:
                 with self._lock:
                     self._loading.discard(key)
 
-        threading.Thread(target=run, name="bigmind-vector-load", daemon=True).start()
+        loader = threading.Thread(target=run, name="bigmind-vector-load", daemon=True)
+        with self._lock:
+            self._loaders = [t for t in self._loaders if t.is_alive()] + [loader]
+        loader.start()
+
+    def close(self, timeout: float) -> bool:
+        """Start no more background loads and wait for the running ones (within ``timeout``):
+        True when none is left."""
+        deadline = time.monotonic() + timeout
+        self._closing.set()
+        with self._lock:
+            loaders = list(self._loaders)
+        for loader in loaders:
+            loader.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in loaders)
 
     def _load(self, kind: str, owner: str, dim: int, gen: str) -> Partition:
         """Read a partition from its vector table in blocks, on a connection of its own (a

@@ -13,21 +13,29 @@ if TYPE_CHECKING:
     from bigmind.storage.pg import PostgresBackend
 
 
-def open_database(settings: Settings) -> Backend:
+def open_database(settings: Settings, *, create: bool = True) -> Backend:
     """The configured database, schema up to date: PostgreSQL when BIGMIND_DB_URL is set
-    (enterprise mode), else the SQLite file at BIGMIND_DB_PATH. Never one for the other."""
+    (enterprise mode), else the SQLite file at BIGMIND_DB_PATH. Never one for the other.
+
+    Without ``create`` a SQLite file that does not exist raises :class:`NoMemoryYet` and
+    nothing is made (read-only commands); an existing one is migrated as the server would.
+    PostgreSQL's database is provisioned by its administrator: its tables are made either way.
+    """
     if settings.db_url:
         return connect_pg(
             settings.db_url,
             busy_timeout_ms=settings.busy_timeout_ms,
             pool_size=settings.pool_size,
         )
-    return connect(settings.db_path, busy_timeout_ms=settings.busy_timeout_ms)
+    return connect(settings.db_path, busy_timeout_ms=settings.busy_timeout_ms, create=create)
 
 
-def connect(db_path: Path | str, *, busy_timeout_ms: int = 10_000) -> SQLiteBackend:
-    """Open the SQLite backend and bring its schema up to date."""
-    backend = SQLiteBackend(db_path, busy_timeout_ms=busy_timeout_ms)
+def connect(
+    db_path: Path | str, *, busy_timeout_ms: int = 10_000, create: bool = True
+) -> SQLiteBackend:
+    """Open the SQLite backend (without ``create``: an existing file only) and bring its
+    schema up to date."""
+    backend = SQLiteBackend(db_path, busy_timeout_ms=busy_timeout_ms, create=create)
     migrate(backend)
     backend.optimize()
     return backend

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bigmind.errors import BackendUnavailable
+from bigmind.errors import BackendUnavailable, NoMemoryYet
 from bigmind.storage import sqlitefile
 
 if TYPE_CHECKING:
@@ -75,6 +75,17 @@ _PRAGMAS = (
 )
 
 
+def _check_folder(path: Path) -> None:
+    """A database that does not exist yet could be made at ``path`` (a file where a folder
+    should be is a setting to fix, not a memory to make later)."""
+    folder = next(p for p in path.parents if p.exists())
+    if not folder.is_dir():
+        raise BackendUnavailable(
+            f"Cannot use {path} for the database: {folder} is a file, not a folder. "
+            "Set BIGMIND_DB_PATH to a writable location."
+        )
+
+
 def _load_apsw() -> Any:
     try:
         import apsw
@@ -90,7 +101,12 @@ class SQLiteBackend:
 
     dialect = "sqlite"
 
-    def __init__(self, path: Path | str, *, busy_timeout_ms: int = 10_000) -> None:
+    def __init__(
+        self, path: Path | str, *, busy_timeout_ms: int = 10_000, create: bool = True
+    ) -> None:
+        """Open (with ``create``: make the folder and the file if missing) the database at
+        ``path``. Without ``create`` a missing file raises :class:`NoMemoryYet`, and nothing
+        is made: SQLite is asked not to create the file either."""
         apsw = _load_apsw()
         self._apsw = apsw
         self.Error: type[Exception] = apsw.Error
@@ -100,7 +116,11 @@ class SQLiteBackend:
         self.statements = 0
         self.transactions = 0
         in_memory = str(path) == ":memory:"
-        if not in_memory:
+        flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+        if not in_memory and not create and not Path(path).exists():
+            _check_folder(Path(path))
+            raise NoMemoryYet(str(path))
+        if not in_memory and create:
             p = Path(path)
             try:
                 p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -109,9 +129,9 @@ class SQLiteBackend:
                     f"Cannot create the folder for the database {p.parent}: {exc.strerror}. "
                     "Set BIGMIND_DB_PATH to a writable location."
                 ) from exc
-            fresh = not p.exists()
+        fresh = create and not in_memory and not Path(path).exists()
         try:
-            self._conn = apsw.Connection(str(path))
+            self._conn = apsw.Connection(str(path), flags=flags)
             self._conn.set_busy_timeout(busy_timeout_ms)
             # journal_mode=WAL needs a write lock the first time; the busy timeout covers it.
             self._enable_wal(busy_timeout_ms)
@@ -120,6 +140,8 @@ class SQLiteBackend:
         except apsw.Error as exc:
             if getattr(self, "_conn", None) is not None:
                 self._conn.close()
+            if not create and not Path(path).exists():  # removed since the check above
+                raise NoMemoryYet(str(path)) from exc
             raise sqlitefile.open_failure(apsw, path, exc) from exc
         if not in_memory and fresh:
             try:
