@@ -178,7 +178,15 @@ def sem_runtime(sem_settings: Settings) -> Iterator[Runtime]:
 
 
 @pytest.fixture
-def world(runtime: Runtime, db_kind: str, request: pytest.FixtureRequest) -> WebWorld:
+def copies_the_web_world() -> None:
+    """Asks ``pg_url`` for a copy of ``pg_world`` rather than an empty database (a marker:
+    other modules have fixtures named ``world`` of their own)."""
+
+
+@pytest.fixture
+def world(
+    copies_the_web_world: None, runtime: Runtime, db_kind: str, request: pytest.FixtureRequest
+) -> WebWorld:
     """A memory with something on every profile page. On PostgreSQL the test's database is
     already a copy of ``pg_world`` (see ``pg_url``), so only the ids are handed back."""
     if db_kind == "postgresql":

@@ -72,9 +72,10 @@ def make_database(server_url: str, template: str) -> str:
 @pytest.fixture
 def pg_url(pg_server_url: str, pg_template: str, request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh, migrated database for one test; dropped afterwards. A test that uses the
-    ``world`` fixture gets a copy of the seeded world instead (conftest's ``pg_world``)."""
+    profile-page ``world`` fixture gets a copy of the seeded world instead (conftest's
+    ``pg_world``)."""
     template = pg_template
-    if "world" in request.fixturenames:
+    if "copies_the_web_world" in request.fixturenames:
         template = request.getfixturevalue("pg_world")[0]
     name = make_database(pg_server_url, template)
     yield with_database(pg_server_url, name)

@@ -14,8 +14,10 @@ from mcp_calls import Cli, refused
 from starlette.testclient import TestClient
 from web_world import WebWorld, csrf_of
 
+from bigmind.config import Settings
 from bigmind.errors import NotFound
 from bigmind.runtime import Runtime
+from bigmind.storage.connect import open_database
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
 TOOL_WORDS = re.compile(r"memory_\w+|\w+=|session_id|output_path|input_path|overwrite=True")
@@ -39,6 +41,7 @@ def test_a_hint_follows_the_message_on_its_own_surface_only() -> None:
 
 def test_export_twice_names_the_cli_option(tmp_path: Path) -> None:
     db, out = tmp_path / "m.db", tmp_path / "backup.json"
+    open_database(Settings(db_path=db, user="alice")).close()  # export makes no memory
     assert bigmind("export", "--output", str(out), db=db).returncode == 0
     r = bigmind("export", "--output", str(out), db=db)
     assert r.returncode == 6 and r.stdout == ""

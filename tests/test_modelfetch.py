@@ -37,6 +37,7 @@ from bigmind.search.modelfetch import (
     compare,
     fetch_model,
 )
+from bigmind.storage.connect import open_database
 
 pytestmark = pytest.mark.anyio
 
@@ -373,6 +374,7 @@ def test_a_target_that_cannot_be_written_is_one_line(mirror: Mirror, tmp_path: P
 def test_one_shot_commands_never_download(mirror: Mirror, home: Path, tmp_path: Path) -> None:
     env = {"BIGMIND_OFFLINE": "0", "BIGMIND_MODEL_URL": mirror.url, "HF_HUB_OFFLINE": "0"}
     env["BIGMIND_DB_PATH"] = str(tmp_path / "data" / "memory.db")
+    open_database(Settings(db_path=tmp_path / "data" / "memory.db", user="alice")).close()
     r = bigmind("recall", "which test runner", home=home, **env)
     assert r.returncode == 0, r.stderr
     assert "keyword search only" in r.stderr and "`bigmind model fetch`" in r.stderr
