@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     log_level: str = "WARNING"
     busy_timeout_ms: int = Field(default=10_000, ge=0)
     context_budget: int = Field(default=1300, ge=200, le=20_000)
+    tools: Literal["full", "compact"] = Field(
+        default="full",
+        description="Tool profile: 'full' (every tool) or 'compact' (8 tools, ~1,200 tokens).",
+    )
     embed_model: str = Field(
         default=DEFAULT_EMBED_MODEL,
         description="Embedding model: a name in the model cache (BIGMIND_HOME/models), a "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -24,9 +23,6 @@ from bigmind.tokens import count_tokens
 
 pytestmark = pytest.mark.anyio
 TeamClient = Callable[[str], Awaitable[Cli]]
-# ≈ 6,500 tokens at ~4 characters a token: 24,000 until issue 15's memory_update_fact and
-# memory_forget (1,670 characters together).
-TOOLS_LIST_MAX_CHARS = 26_000
 
 
 def _tier_g(text: str) -> list[str]:
@@ -348,14 +344,3 @@ def test_small_packet_budget_drops_entries_rather_than_shredding_them(store: Sto
     assert p.tokens <= 200
     assert 0 < p.shown["global"] < 5
     assert p.omitted["company entries"] == 5 - p.shown["global"]
-
-
-# -- the cost of the tool list -------------------------------------------------------------------
-async def test_tool_listing_stays_within_its_token_budget(client: Cli) -> None:
-    """What tools/list sends (camelCase, no null fields), as compact JSON."""
-    tools = await client.list_tools()
-    assert {"memory_promote_to_global", "memory_search_global"} <= {t.name for t in tools}
-    assert {"memory_list_global", "memory_approve_global"} <= {t.name for t in tools}
-    wire = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
-    size = len(json.dumps(wire, ensure_ascii=False, separators=(",", ":")))
-    assert size <= TOOLS_LIST_MAX_CHARS, f"tools/list is {size:,} characters"

@@ -5,7 +5,7 @@
 - List arguments take a JSON array, the text of one (as the MCP Inspector sends arrays), or a
   comma-separated string, and store clean items.
 - A fact stored without a session_id belongs to the open session, as an exchange does.
-- tools/list is pinned by a snapshot (tests/fixtures/tools_list.json): names, arguments and
+- tools/list is pinned by a snapshot per profile (tests/fixtures/tools_list*.json): names, arguments and
   descriptions; any drift shows as a diff. After a deliberate change, rewrite it with
   ``UPDATE_SNAPSHOT=1 pytest tests/test_schemas.py``.
 """
@@ -18,13 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastmcp import Client
 from mcp_calls import Cli, call
 
 from bigmind import limits
+from bigmind.config import Settings
+from bigmind.mcp.server import build_server
+from bigmind.runtime import Runtime
 from bigmind.storage.store import Store
 
 pytestmark = pytest.mark.anyio
-SNAPSHOT = Path(__file__).parent / "fixtures" / "tools_list.json"
+FIXTURES = Path(__file__).parent / "fixtures"
+SNAPSHOTS = {"full": FIXTURES / "tools_list.json", "compact": FIXTURES / "tools_list_compact.json"}
 
 
 async def schemas(client: Cli) -> dict[str, dict[str, Any]]:
@@ -91,7 +96,15 @@ async def test_a_fact_belongs_to_the_open_session_as_an_exchange_does(
     assert started["session_id"] in text
 
 
-async def test_tools_list_matches_its_snapshot(client: Cli) -> None:
+@pytest.mark.parametrize("profile", ["full", "compact"])
+async def test_tools_list_matches_its_snapshot(
+    settings: Settings, runtime: Runtime, profile: str
+) -> None:
+    """One snapshot per tool profile (BIGMIND_TOOLS)."""
+    snapshot = SNAPSHOTS[profile]
+    server = build_server(settings.model_copy(update={"tools": profile}), runtime)
+    async with Client(server) as client:
+        listed = await schemas(client)
     current = {
         name: {
             "description": tool.get("description", ""),
@@ -104,12 +117,12 @@ async def test_tools_list_matches_its_snapshot(client: Cli) -> None:
             },
             "annotations": tool.get("annotations", {}),
         }
-        for name, tool in sorted((await schemas(client)).items())
+        for name, tool in sorted(listed.items())
     }
     text = json.dumps(current, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
     if os.environ.get("UPDATE_SNAPSHOT") == "1":
-        SNAPSHOT.write_text(text, encoding="utf-8")
-    assert text == SNAPSHOT.read_text(encoding="utf-8"), (
+        snapshot.write_text(text, encoding="utf-8")
+    assert text == snapshot.read_text(encoding="utf-8"), (
         "tools/list changed: review the diff, then rewrite the snapshot with "
         "UPDATE_SNAPSHOT=1 pytest tests/test_schemas.py"
     )

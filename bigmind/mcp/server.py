@@ -7,11 +7,12 @@ from fastmcp import FastMCP
 from bigmind import __version__
 from bigmind.config import Settings
 from bigmind.mcp.arguments import ReadableArguments
-from bigmind.mcp.instructions import SERVER_INSTRUCTIONS
+from bigmind.mcp.instructions import server_instructions
 from bigmind.mcp.roots import ProjectFromRoots
 from bigmind.mcp.tools import (
     activity,
     admin,
+    compact,
     company,
     journal,
     knowledge,
@@ -19,6 +20,7 @@ from bigmind.mcp.tools import (
     profile,
     sessions,
 )
+from bigmind.mcp.tools.base import Catalog
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
 
@@ -27,7 +29,7 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
     rt = runtime or Runtime(settings, background=True)
     mcp = FastMCP(
         "BigMind Memory",
-        instructions=SERVER_INSTRUCTIONS,
+        instructions=server_instructions(settings.tools),
         version=__version__,
         mask_error_details=True,  # unexpected errors reach the agent as a generic message
     )
@@ -44,6 +46,11 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
             f"{packet.text}\nAlways call memory_end_session() before this conversation ends."
         )
 
+    catalog = Catalog()
     for module in (sessions, knowledge, company, journal, activity, people, admin, profile):
-        module.register(mcp, rt)
+        module.register(catalog, rt)
+    if settings.tools == "compact":
+        compact.register(mcp, catalog)
+    else:
+        catalog.serve(mcp)
     return mcp

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
-from bigmind.mcp.tools.base import READ_ONLY, WRITE, edge, result
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
 from bigmind.memory import diff, focus, savings
 from bigmind.runtime import Runtime
@@ -16,7 +15,7 @@ from bigmind.runtime import Runtime
 Files = Annotated[list[str] | str | None, Field(description="Paths you are editing.")]
 
 
-def register(mcp: FastMCP, rt: Runtime) -> None:
+def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_announce_focus(
@@ -25,8 +24,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         files: Files = None,
         ide_hint: str | None = None,
     ) -> ToolResult:
-        """After start and every ~5 exchanges: say what this session works on and which files,
-        so parallel sessions can see it and avoid editing the same files."""
+        """After start and every ~5 exchanges: what this session works on and its files,
+        so parallel sessions avoid them."""
         f, ref = focus.announce(rt.store, session_id, description, files, ide_hint)
         _, conflicts = focus.active(rt.store)
         mine = [c for c in conflicts if f.session_id in c.session_ids]
@@ -77,8 +76,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         idle_minutes: Annotated[int, Field(ge=1)] = 30,
         force: Annotated[bool, Field(description="Also close recently active ones.")] = False,
     ) -> ToolResult:
-        """Close your other open sessions idle longer than idle_minutes (orphaned IDE windows).
-        Child tasks: never (it closes the parent)."""
+        """Close your other sessions idle > idle_minutes. Never from a child task."""
         closed = focus.close_stale(rt.store, session_id, idle_minutes, force)
         text = "Closed " + ", ".join(f"`{s.id}`" for s in closed) if closed else "Nothing to close."
         return result(text, closed=[s.id for s in closed])
@@ -101,7 +99,6 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_diff_sessions(since_session_id: str) -> ToolResult:
-        """Everything that changed since that session started: facts, sessions, hypotheses,
-        profile, people, company knowledge."""
+        """Everything that changed in memory since that session started."""
         d = diff.since_session(rt.store, since_session_id)
         return result(d.render(), since=d.since, counts=d.counts)

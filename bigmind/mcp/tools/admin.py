@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.instructions import RULES
-from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, edge, result
+from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.memory import maintenance, transfer
 from bigmind.runtime import Runtime
 
@@ -31,7 +30,7 @@ def semantic_status(rt: Runtime) -> dict[str, object]:
     }
 
 
-def register(mcp: FastMCP, rt: Runtime) -> None:
+def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_get_stats() -> ToolResult:
@@ -55,8 +54,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             ),
         ] = 30,
     ) -> ToolResult:
-        """Diagnose the memory: index integrity, schema version, open or unsummarised
-        sessions, stale and low-confidence facts."""
+        """Diagnose the memory: index integrity, schema, open sessions, stale facts."""
         checks = maintenance.health(rt.store, stale_days)
         sem = semantic_status(rt)
         checks.append(
@@ -83,8 +81,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             ),
         ],
     ) -> ToolResult:
-        """Prune Tier-3 chunks older than N days (summaries, facts and profile are kept).
-        Only on the user's request."""
+        """Delete saved exchanges older than N days (facts and summaries stay). Only on
+        the user's request."""
         n = maintenance.vacuum(rt.store, older_than_days)
         return result(
             f"Deleted {n} chunk(s) older than {older_than_days} days; summaries and facts kept.",
@@ -102,8 +100,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
     ) -> ToolResult:
-        """Back up all of the user's memory to one JSON file, written atomically. Never
-        overwrites unless asked."""
+        """Back up all of the user's memory to one JSON file."""
         target = transfer.resolve_export_path(output_path, rt.settings.data_dir)
         counts = transfer.write_export(rt.store, target, overwrite=overwrite)
         summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
@@ -129,8 +126,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
     @edge
     def memory_restart_server() -> str:
-        """Restart BigMind to load new code: it replies, exits cleanly, and the client starts
-        it again."""
+        """Restart BigMind to load new code; the client starts it again."""
         rt.restart_soon()
         return (
             "BigMind will exit in a moment. If your client does not restart it automatically, "

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, ParamSpec, TypeVar, cast
 
+from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
-from fastmcp.tools import ToolResult
+from fastmcp.tools import FunctionTool, ToolResult
 from mcp.types import TextContent
+from mcp.types import Tool as MCPTool
 from pydantic import Field
 
 from bigmind import limits, redact
@@ -32,6 +34,65 @@ Importance = Annotated[
     int,
     Field(ge=limits.IMPORTANCE[0], le=limits.IMPORTANCE[1], description="1 low … 10 critical."),
 ]
+
+
+class LeanTool(FunctionTool):
+    """A tool listed lean, since every byte of tools/list is paid in each turn's context:
+    without FastMCP's derived ``title`` ("Memory Recall"; clients fall back to the name) and
+    ``_meta`` tags (read by no client), its description on one line, and an optional argument
+    shown as its type alone (left out means null; null is still accepted)."""
+
+    def to_mcp_tool(self, **overrides: Any) -> MCPTool:
+        tool = super().to_mcp_tool(**overrides)
+        schema = dict(tool.input_schema)
+        props = schema.get("properties", {})
+        schema["properties"] = {name: _optional(p) for name, p in props.items()}
+        return tool.model_copy(
+            update={
+                "title": None,
+                "meta": None,
+                "description": " ".join((tool.description or "").split()) or None,
+                "input_schema": schema,
+            }
+        )
+
+
+def _optional(prop: dict[str, Any]) -> dict[str, Any]:
+    """``{"anyOf": [X, null], "default": null}`` as ``X`` (what leaving it out means)."""
+    alts = [a for a in prop.get("anyOf", []) if a != {"type": "null"}]
+    if (
+        "default" not in prop
+        or prop["default"] is not None
+        or len(alts) == len(prop.get("anyOf", []))
+    ):
+        return prop
+    rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+    return {**alts[0], **rest} if len(alts) == 1 else {"anyOf": alts, **rest}
+
+
+class Catalog:
+    """The tool functions the modules define, by name, before any is served: a profile serves
+    some of them (:meth:`serve`), and the compact profile's tools call them directly."""
+
+    def __init__(self) -> None:
+        self.fns: dict[str, Callable[..., Any]] = {}
+        self._options: dict[str, dict[str, Any]] = {}
+
+    def tool(self, **options: Any) -> Callable[[Callable[P, R]], Callable[P, R]]:
+        def add(fn: Callable[P, R]) -> Callable[P, R]:
+            self.fns[fn.__name__] = fn
+            self._options[fn.__name__] = options
+            return fn
+
+        return add
+
+    def __getitem__(self, name: str) -> Callable[..., ToolResult]:
+        return self.fns[name]
+
+    def serve(self, mcp: FastMCP, names: Iterable[str] | None = None) -> None:
+        """Serve these tools (default all) on ``mcp``, in definition order."""
+        for name in self.fns if names is None else names:
+            mcp.add_tool(LeanTool.from_function(self.fns[name], **self._options[name]))
 
 
 def edge(fn: Callable[P, R]) -> Callable[P, R]:

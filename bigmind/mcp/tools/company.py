@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from bigmind import limits
 from bigmind.mcp import render
-from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.memory import globalkb
 from bigmind.memory.globalkb import GlobalEntry
 from bigmind.models import day_of
@@ -31,7 +30,7 @@ def _line(e: GlobalEntry) -> str:
     return f"{head}): {body}"
 
 
-def register(mcp: FastMCP, rt: Runtime) -> None:
+def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_promote_to_global(

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from bigmind import limits
-from bigmind.mcp.tools.base import READ_ONLY, WRITE, edge, result
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
 from bigmind.memory import journal
 from bigmind.runtime import Runtime
@@ -22,7 +21,7 @@ def _line(h: journal.Hypothesis) -> str:
     return line + (f" → {h.resolution}" if h.resolution else "")
 
 
-def register(mcp: FastMCP, rt: Runtime) -> None:
+def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_add_hypothesis(

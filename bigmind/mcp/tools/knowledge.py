@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from bigmind import limits
 from bigmind.mcp import render
-from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Importance, edge, result
+from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId
 from bigmind.memory import correct, dedup, forget, rivals
 from bigmind.runtime import Runtime
@@ -27,7 +26,7 @@ Kinds = Annotated[
 ]
 
 
-def register(mcp: FastMCP, rt: Runtime) -> None:
+def register(mcp: Catalog, rt: Runtime) -> None:
     def ranked(
         query: str,
         limit: int,
@@ -53,9 +52,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def memory_recall(
         query: Query, limit: Limit = 10, kinds: Kinds = None, scope: SearchScope = "all"
     ) -> ToolResult:
-        """Search all memory (facts, exchanges, sessions, hypotheses, people, company
-        knowledge) by keywords and meaning; each hit says why. The best first search.
-        """
+        """Search all memory by keywords and meaning; each hit says why. The best first
+        search."""
         return ranked(query, limit, kinds, "memories", scope=scope)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
@@ -63,9 +61,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def memory_search_semantic(
         query: Query, limit: Limit = 10, kinds: Kinds = None, scope: SearchScope = "all"
     ) -> ToolResult:
-        """Search by meaning only, for paraphrases keywords miss (keywords while the model
-        loads, and it says so).
-        """
+        """Search by meaning only, for paraphrases keywords miss."""
         return ranked(query, limit, kinds, "memories", mode="semantic", scope=scope)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
@@ -76,9 +72,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         include_deprecated: bool = False,
         scope: SearchScope = "all",
     ) -> ToolResult:
-        """Search your stored facts BEFORE acting on a task, in plain words or keywords;
-        each hit says why.
-        """
+        """Search stored facts only."""
         return ranked(
             query, limit, ["fact"], "facts", include_deprecated=include_deprecated, scope=scope
         )
@@ -88,10 +82,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def memory_search_chunks(
         query: Query, limit: Limit = 10, scope: SearchScope = "all"
     ) -> ToolResult:
-        """Search flagged past exchanges (decisions, code, diagnoses) for verbatim evidence.
-
-        Use before answering "do you remember…" or redoing past work. Plain questions work.
-        """
+        """Search saved exchanges for verbatim evidence ("do you remember…")."""
         return ranked(query, limit, ["chunk"], "chunks", scope=scope)
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
@@ -99,25 +90,18 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def memory_store_fact(
         category: Annotated[
             str,
-            Field(
-                description="preference, decision, codebase, constraint, bugfix, identity… "
-                "(a short lowercase word)"
-            ),
+            Field(description="preference, decision, codebase, constraint, bugfix, identity…"),
         ],
         fact: Annotated[str, Field(description="One atomic, self-contained truth.")],
         confidence: Annotated[
-            float, Field(ge=0.0, le=1.0, description="1.0 = stated by the user; lower if inferred.")
+            float, Field(ge=0.0, le=1.0, description="1.0 = stated by the user.")
         ] = 1.0,
         session_id: SessionId = None,
         importance: Importance = 5,
         scope: Literal["project", "global"] | None = None,
     ) -> ToolResult:
-        """Store one atomic fact worth remembering across conversations. Don't wait to be asked.
-
-        Triggers: a preference or constraint, a decision, a bug's root cause and fix, what a
-        module does. One truth per call; never secrets. A repeat, even reworded, returns its
-        id; a contradiction is linked to its rival.
-        """
+        """Store one durable fact unasked: a preference, constraint, decision, bug root
+        cause, what a module does. Never secrets. A repeat returns its id."""
         r = dedup.store_fact(
             rt.store, rt.semantic, category, fact, confidence, session_id, importance, scope
         )
@@ -170,11 +154,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             Field(description="Facts always shown at session start; replaces the current list."),
         ] = None,
     ) -> ToolResult:
-        """Update the user's identity profile (Tier 0), shown at the top of every session.
-
-        Give only the fields that change; "" clears a field. Use it as soon as you learn a
-        lasting preference.
-        """
+        """Update the user's profile, shown at every session start: only the fields that
+        change; "" clears one."""
         p = rt.store.update_profile(role, preferences, pinned_facts)
         return result("Profile updated.", profile=p.as_dict())
 
@@ -184,9 +165,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         fact_id: Annotated[int, Field(ge=1, description="The fact's id (#N in results).")],
         reason: Annotated[str, Field(description="Why it is no longer true.")],
     ) -> ToolResult:
-        """Retire a fact that is no longer true: kept, but out of context and search
-        (memory_search_facts(include_deprecated=True) finds it).
-        """
+        """Retire a fact no longer true (kept, but out of context and search)."""
         f = rt.store.deprecate_fact(fact_id, reason)
         return result(
             f"Deprecated fact #{f.id}: {f.deprecation_reason}", fact_id=f.id, deprecated=True
@@ -206,9 +185,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         restore_version: Annotated[int | None, Field(ge=1)] = None,
         scope: Literal["project", "global"] | None = None,
     ) -> ToolResult:
-        """Correct a fact in place; the old version stays in its history. With only fact_id,
-        lists its versions; restore_version=N brings one back.
-        """
+        """Correct a fact; its history keeps the old text. Only fact_id: list versions."""
         edited = any(v is not None for v in (fact, category, confidence, importance))
         if scope is not None:
             moved = rt.store.set_fact_scope(fact_id, scope)
@@ -257,10 +234,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         id: Annotated[int | str, Field(description="#N, a session id, or @username")],
         reason: str | None = None,
     ) -> ToolResult:
-        """Delete a memory for good with its index entries, vectors, uses and history (a
-        session: with its summary and exchanges). For wrong or sensitive content (a pasted
-        secret); deprecate what is merely outdated. The reason is echoed, not kept.
-        """
+        """Delete a memory for good with its history (a session: with its exchanges), e.g.
+        a pasted secret; deprecate what is merely outdated."""
         target = forget.resolve(rt.store, kind, id)
         done = forget.forget(rt.store, [target])
         rt.forgot(done)

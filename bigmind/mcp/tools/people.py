@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from bigmind import limits
-from bigmind.mcp.tools.base import READ_ONLY, WRITE, edge, result
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.memory import people
 from bigmind.runtime import Runtime
 
@@ -25,7 +24,7 @@ def _card(p: people.Person) -> str:
     return line
 
 
-def register(mcp: FastMCP, rt: Runtime) -> None:
+def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_remember_person(

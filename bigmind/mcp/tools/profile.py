@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 
 from bigmind.errors import BackendUnavailable
-from bigmind.mcp.tools.base import READ_ONLY, edge, result
+from bigmind.mcp.tools.base import READ_ONLY, Catalog, edge, result
 from bigmind.runtime import Runtime
 from bigmind.web.server import (
     HEADLESS,
@@ -18,7 +17,7 @@ from bigmind.web.server import (
 )
 
 
-def register(mcp: FastMCP, rt: Runtime) -> None:
+def register(mcp: Catalog, rt: Runtime) -> None:
     def page_url() -> str:
         s = rt.settings
         if s.web:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from bigmind import limits
 from bigmind.mcp import render
-from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.memory import consolidate
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
@@ -35,36 +34,29 @@ def session_note(ref: SessionRef) -> str:
     return ""
 
 
-def register(mcp: FastMCP, rt: Runtime) -> None:
+def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_start_session(
         user_id: Annotated[
-            str | None, Field(description="Leave empty: the server acts as its configured user.")
+            str | None, Field(description="Leave empty (the configured user).")
         ] = None,
-        ide_hint: Annotated[
-            str | None, Field(description="Your client, e.g. 'vscode', 'cursor', 'claude-code'.")
-        ] = None,
+        ide_hint: Annotated[str | None, Field(description="Your client, e.g. 'cursor'.")] = None,
         session_id: Annotated[
             str | None,
-            Field(description="Resume this session instead of opening one (child tasks)."),
+            Field(description="Resume this session (child tasks)."),
         ] = None,
         focus: Annotated[
             str | None,
             Field(
-                description="The user's first request: facts and sessions relevant to it come "
-                "first.",
+                description="The user's request: relevant memory comes first.",
                 max_length=limits.QUERY,
             ),
         ] = None,
     ) -> ToolResult:
-        """⚡ CALL THIS FIRST, at the start of EVERY conversation.
-
-        Opens a session and returns your memory context (~1,300 tokens): company knowledge,
-        the user's profile, facts, recent sessions; sessions open > 24 h are auto-closed.
-        Write the result's first line, "🧠 BigMind Session: `<id>`", in the chat so child
-        tasks can reuse it. Child tasks whose message names a session id: do NOT call this.
-        """
+        """⚡ CALL FIRST in every conversation: opens a session and returns your memory
+        context (profile, facts, recent sessions). Say its first line, "🧠 BigMind Session:
+        `<id>`", in the chat. Child tasks given a session id: do NOT call this."""
         store = rt.store
         store.check_user(user_id)
         started = store.start_session(ide_hint, session_id)
@@ -102,22 +94,17 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         ],
         session_id: SessionId = None,
         topics: Topics = None,
-        outcome: Annotated[
-            str | None, Field(description="One sentence: what was decided or built.")
-        ] = None,
+        outcome: Annotated[str | None, Field(description="What was decided or built.")] = None,
         summary: Annotated[
             str | None,
-            Field(description="Narrative summary in markdown (Tier 2), ≤ ~2,000 tokens."),
+            Field(description="Narrative in markdown, ≤ ~2,000 tokens."),
         ] = None,
         key_facts: Lines = None,
         code_refs: Lines = None,
         importance: Importance = 5,
     ) -> ToolResult:
-        """⚡ CALL THIS LAST, before the conversation ends (user says bye, task done).
-
-        Closes the session with headline, topics, outcome and summary, so the next
-        conversation resumes from here; calling again updates it. Child tasks: do NOT call this.
-        """
+        """⚡ CALL LAST (task done, user leaves): closes the session so the next conversation
+        resumes from here; calling again updates it. Child tasks: do NOT call this."""
         s, was_open = rt.store.end_session(
             session_id, one_liner, topics, outcome, summary, key_facts, code_refs, importance
         )
@@ -144,17 +131,12 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_flag_important(
-        content: Annotated[
-            str, Field(description="Your summary of the exchange: what was said and decided.")
-        ],
-        flag_reason: Annotated[
-            str, Field(description="Why it matters: decision, bug fix, preference, constraint…")
-        ],
+        content: Annotated[str, Field(description="What was said and decided.")],
+        flag_reason: Annotated[str, Field(description="Why it matters.")],
         session_id: SessionId = None,
     ) -> ToolResult:
-        """Save the current exchange as an important Tier-3 record, unprompted: a decision,
-        non-trivial code, a diagnosed bug, a preference or constraint, or "remember this".
-        """
+        """Save a decisive exchange unasked: a decision, non-trivial code, a diagnosed bug,
+        a preference, or "remember this"."""
         chunk, ref = rt.store.append_chunk(content, session_id, "assistant", flag_reason)
         rt.wrote()
         return result(
@@ -168,19 +150,13 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_append_chunk(
-        content: Annotated[
-            str, Field(description="The message turn or narrative to keep verbatim.")
-        ],
+        content: Annotated[str, Field(description="The text to keep verbatim.")],
         session_id: SessionId = None,
-        role: Annotated[
-            str, Field(description="Who said it: 'user', 'assistant' or 'system'.")
-        ] = "assistant",
+        role: Annotated[str, Field(description="'user', 'assistant' or 'system'.")] = "assistant",
         flag_reason: Annotated[str | None, Field(description="Why it is worth keeping.")] = None,
     ) -> ToolResult:
-        """Save one message turn verbatim to Tier 3, selectively: a decision's rationale,
-        code written, a diagnosed bug, what a task built. Child tasks pass the parent's
-        session_id.
-        """
+        """Save one message turn verbatim, selectively: a decision's rationale, code
+        written, a diagnosis."""
         chunk, ref = rt.store.append_chunk(content, session_id, role, flag_reason)
         rt.wrote()
         return result(
@@ -195,9 +171,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_get_context() -> ToolResult:
-        """Reload your BigMind context without side effects: if you skipped
-        memory_start_session, or as a child task's first action.
-        """
+        """Reload your memory context without side effects (a child task's first call)."""
         store = rt.store
         open_now = store.open_sessions()
         current = open_now[0].id if open_now else None
@@ -222,9 +196,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
             ),
         ] = 4_000,
     ) -> ToolResult:
-        """Tier-2 detail of one past session: summary, key facts, code references, flagged
-        exchanges. Use it when a session in the index looks relevant.
-        """
+        """One past session's summary, key facts, code references and flagged exchanges."""
         s, summary, chunks = rt.store.session_detail(session_id)
         return result(
             render.session_detail(s, summary, chunks, max_tokens),
@@ -244,6 +216,6 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         ] = None,
         offset: Annotated[int, Field(ge=0, description="Skip this many (paging).")] = 0,
     ) -> ToolResult:
-        """Browse session history, newest first (open sessions show as 🟡 in progress)."""
+        """Browse session history, newest first (🟡 = still open)."""
         rows = rt.store.list_sessions(limit, topic, offset)
         return result(render.session_table(rows), sessions=[s.as_dict() for s in rows])

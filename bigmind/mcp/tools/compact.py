@@ -1,0 +1,113 @@
+"""The compact profile (BIGMIND_TOOLS=compact): eight tools for the whole session loop.
+
+Each is a thin adapter over the full tools' functions (the catalog): fewer arguments, several
+actions behind one ``action``, the same behaviour and answers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from pydantic import Field
+
+from bigmind import limits
+from bigmind.errors import InvalidInput
+from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge
+from bigmind.mcp.tools.sessions import SessionId, Topics
+
+# Served as they are: their arguments are already few.
+AS_IS = ("memory_start_session", "memory_recall", "memory_flag_important")
+
+Id = Annotated[int | None, Field(ge=1, description="The hypothesis (resolve).")]
+
+
+def needed(value: object, name: str, action: str) -> None:
+    if value is None:
+        raise InvalidInput(f"action={action!r} needs {name}: pass it and call again.")
+
+
+def register(mcp: FastMCP, full: Catalog) -> None:
+    own = Catalog()
+    tool = own.tool
+
+    @tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_store_fact(
+        category: Annotated[
+            str, Field(description="preference, decision, codebase, constraint, bugfix…")
+        ],
+        fact: Annotated[str, Field(description="One atomic, self-contained truth.")],
+        importance: Importance = 5,
+        scope: Literal["project", "global"] | None = None,
+    ) -> ToolResult:
+        """Store one durable fact (preference, decision, bug root cause…) unasked; never
+        secrets. A repeat returns its id."""
+        return full["memory_store_fact"](category, fact, importance=importance, scope=scope)
+
+    @tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_end_session(
+        one_liner: Annotated[str, Field(description=f"≤ {limits.ONE_LINER} characters.")],
+        topics: Topics = None,
+        outcome: Annotated[str | None, Field(description="What was decided or built.")] = None,
+        summary: Annotated[str | None, Field(description="Narrative, markdown.")] = None,
+        session_id: SessionId = None,
+    ) -> ToolResult:
+        """CALL LAST: close the session so the next conversation resumes from here."""
+        return full["memory_end_session"](
+            one_liner, session_id, topics=topics, outcome=outcome, summary=summary
+        )
+
+    @tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_fix_fact(
+        action: Literal["update", "deprecate", "forget"],
+        fact_id: Annotated[int, Field(ge=1)],
+        reason: str,
+        fact: Annotated[str | None, Field(description="The new text (update).")] = None,
+    ) -> ToolResult:
+        """A fact is wrong (update: corrected, history kept), outdated (deprecate) or must be
+        erased for good (forget)."""
+        if action == "update":
+            needed(fact, "fact", action)
+            return full["memory_update_fact"](fact_id, fact=fact, reason=reason)
+        if action == "deprecate":
+            return full["memory_deprecate_fact"](fact_id, reason)
+        return full["memory_forget"]("fact", fact_id, reason)
+
+    @tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_journal(
+        action: Literal["add", "resolve", "list"],
+        text: Annotated[
+            str | None, Field(description="add: the prediction; resolve: what happened.")
+        ] = None,
+        id: Id = None,
+        status: Literal["confirmed", "refuted", "abandoned"] = "confirmed",
+    ) -> ToolResult:
+        """Hypotheses: add one before a non-trivial task, resolve it after, list the open."""
+        if action == "add":
+            needed(text, "text", action)
+            return full["memory_add_hypothesis"](text)
+        if action == "resolve":
+            needed(id, "id", action)
+            return full["memory_resolve_hypothesis"](id, status, text)
+        return full["memory_list_hypotheses"]()
+
+    @tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_get(
+        what: Literal["context", "session", "sessions"],
+        session_id: Annotated[str | None, Field(description="For what='session'.")] = None,
+    ) -> ToolResult:
+        """Reload the context packet, one past session's detail, or the recent sessions."""
+        if what == "context":
+            return full["memory_get_context"]()
+        if what == "session":
+            needed(session_id, "session_id", what)
+            return full["memory_get_session_detail"](session_id)
+        return full["memory_list_sessions"]()
+
+    full.serve(mcp, AS_IS)
+    own.serve(mcp)
