@@ -283,3 +283,37 @@ def test_a_project_gets_no_hooks_when_the_user_settings_run_them(project: Path, 
     assert "skipped   hooks: already in" in r.stdout and "(user level)" in r.stdout
     assert not (project / ".claude").exists()
     assert (project / ".mcp.json").exists() and (project / "CLAUDE.md").exists()
+
+
+def test_install_tools_compact_sets_the_profile_and_uninstall_restores_the_files(
+    project: Path,
+) -> None:
+    (project / ".mcp.json").write_text(HAND_MCP)
+    originals = snapshot(project)
+    r = run("install", "--client", "all", "--project", str(project), "--tools", "compact")
+    assert r.returncode == 0, r.stderr
+    for config, key in ((".mcp.json", "mcpServers"), (".cursor/mcp.json", "mcpServers")):
+        entry = json.loads((project / config).read_text())[key]["bigmind"]
+        assert entry["env"] == {"BIGMIND_TOOLS": "compact"}, config
+    vscode = json.loads((project / ".vscode" / "mcp.json").read_text())["servers"]["bigmind"]
+    assert vscode["env"] == {"BIGMIND_TOOLS": "compact"}
+    rules = (project / "CLAUDE.md").read_text()
+    assert "memory_get(" in rules and "memory_get_context" not in rules  # the compact tools
+
+    assert run("install", "--client", "claude-code", "--project", str(project)).returncode == 0
+    assert "env" not in json.loads((project / ".mcp.json").read_text())["mcpServers"]["bigmind"]
+
+    r = run("uninstall", "--client", "all", "--project", str(project))
+    assert r.returncode == 0, r.stderr
+    assert snapshot(project) == originals
+
+
+def test_the_profile_variable_joins_the_user_s_env_and_leaves_it_as_it_was() -> None:
+    doc = {"mcpServers": {"bigmind": {"command": "bigmind", "env": {"MY_VAR": "1"}}}}
+    keys = ("mcpServers", "bigmind")
+    edits.env_var_set(doc, keys, "BIGMIND_TOOLS", "compact")
+    assert doc["mcpServers"]["bigmind"]["env"] == {"MY_VAR": "1", "BIGMIND_TOOLS": "compact"}
+    edits.env_var_set(doc, keys, "BIGMIND_TOOLS", None)
+    assert doc["mcpServers"]["bigmind"]["env"] == {"MY_VAR": "1"}
+    edits.env_var_set(doc, keys, "MY_VAR", None)
+    assert "env" not in doc["mcpServers"]["bigmind"]

@@ -24,7 +24,7 @@ from typing import Any
 
 from bigmind.cli import edits, jsontext
 from bigmind.errors import InvalidInput
-from bigmind.mcp.instructions import SERVER_INSTRUCTIONS
+from bigmind.mcp.instructions import server_instructions
 
 CLIENTS = ("copilot", "cursor", "claude-code", "claude-desktop", "jetbrains")
 SERVER = "bigmind"
@@ -35,7 +35,12 @@ LOCAL_SETTINGS = ".claude/settings.local.json"  # per machine: git-ignored by in
 DESKTOP_PLATFORMS = ("darwin", "win32")  # Claude Desktop exists for macOS and Windows only
 HOOK_TIMEOUT_S = 5  # what Claude Code waits at most; our hooks give up after 1.8 s anyway
 
-SNIPPET = "## BigMind memory (MCP server `bigmind`)\n\n" + SERVER_INSTRUCTIONS + "\n"
+
+def snippet(tools: str = "full") -> str:
+    """The instructions block for a client's rules file, naming the tools of profile ``tools``."""
+    return "## BigMind memory (MCP server `bigmind`)\n\n" + server_instructions(tools) + "\n"
+
+
 CURSOR_HEAD = (
     "---\ndescription: BigMind persistent memory: session ritual and tools\n"
     "alwaysApply: true\n---\n"
@@ -147,8 +152,14 @@ def vscode_user_config(home: Path, platform: str = sys.platform) -> Path:
     return app_data(home, platform) / "Code" / "User" / "mcp.json"
 
 
-def server_entry(exe: str, *, typed: bool) -> dict[str, Any]:
+PROFILE_VAR = "BIGMIND_TOOLS"
+
+
+def server_entry(exe: str, *, typed: bool, tools: str = "full") -> dict[str, Any]:
+    """The client's entry for the server; a profile other than full goes in its ``env``."""
     entry: dict[str, Any] = {"command": exe, "args": ["serve"]}
+    if tools != "full":
+        entry["env"] = {PROFILE_VAR: tools}
     return {"type": "stdio", **entry} if typed else entry
 
 
@@ -165,9 +176,9 @@ def _block(client: str, path: Path, what: str, body: str, m: edits.Markers) -> T
     )
 
 
-def _cursor_rule(path: Path) -> Target:
+def _cursor_rule(path: Path, tools: str) -> Target:
     where = str(path)
-    whole = CURSOR_HEAD + edits.block_text(SNIPPET)
+    whole = CURSOR_HEAD + edits.block_text(snippet(tools))
 
     def apply(old: str | None) -> Edit:
         if old is not None and old.strip() and edits.block_get(old, where) is None:
@@ -218,12 +229,21 @@ def _json_edit(
 
 
 def _server(client: str, path: Path, keys: tuple[str, ...], value: dict[str, Any]) -> Target:
+    """The server entry ``value``; its ``env`` (the tool profile) joins the user's variables,
+    and a full profile removes the variable an earlier compact install wrote."""
     where = str(path)
+    env = value.get("env", {})
+    base = {k: v for k, v in value.items() if k != "env"}
+
+    def change(doc: dict[str, Any]) -> None:
+        edits.entry_set(doc, keys, base, where)
+        edits.env_var_set(doc, keys, PROFILE_VAR, env.get(PROFILE_VAR))
+
     return _json_edit(
         client,
         path,
         f'server "{keys[-1]}"',
-        lambda doc: edits.entry_set(doc, keys, value, where),
+        change,
         lambda doc: edits.entry_remove(doc, keys),
         lambda doc: edits.entry_get(doc, keys) is not None,
     )
@@ -295,25 +315,27 @@ def targets(
     hooks: bool = True,
     exe: str = "",
     platform: str = sys.platform,
+    tools: str = "full",
 ) -> list[Target]:
     """The files ``client`` reads, in ``project`` or (None) in the user's own config, with
     BigMind's edit for each (jetbrains: none; it is configured in the IDE's settings dialog,
-    see :data:`JETBRAINS_WHERE`). ``platform`` is a sys.platform value."""
+    see :data:`JETBRAINS_WHERE`). ``platform`` is a sys.platform value; ``tools`` the tool
+    profile the entry and the instructions are for."""
     expand([client])  # an unknown name is an error
     if client == "jetbrains":
         return []
     home = home or Path.home()
     exe = exe or server_executable()
     if project is None:
-        return _user_targets(client, home, hooks=hooks, exe=exe, platform=platform)
+        return _user_targets(client, home, hooks=hooks, exe=exe, platform=platform, tools=tools)
     if client == "claude-desktop":
         return []
     rules, config, key, typed = PROJECT_FILES[client]
-    entry = server_entry(PROJECT_COMMAND, typed=typed)
+    entry = server_entry(PROJECT_COMMAND, typed=typed, tools=tools)
     found = [
-        _cursor_rule(project / rules)
+        _cursor_rule(project / rules, tools)
         if client == "cursor"
-        else _block(client, project / rules, "instructions", SNIPPET, edits.HTML),
+        else _block(client, project / rules, "instructions", snippet(tools), edits.HTML),
         _server(client, project / config, (key, SERVER), entry),
     ]
     if client == "claude-code" and hooks:
@@ -329,24 +351,31 @@ def targets(
     return found
 
 
-def _user_targets(client: str, home: Path, *, hooks: bool, exe: str, platform: str) -> list[Target]:
+def _user_targets(
+    client: str, home: Path, *, hooks: bool, exe: str, platform: str, tools: str
+) -> list[Target]:
     key = ("mcpServers", SERVER)
+    rules = snippet(tools)
     if client == "claude-code":
         found = [
-            _block(client, claude_dir(home) / "CLAUDE.md", "instructions", SNIPPET, edits.HTML),
-            _server(client, claude_json(home), key, server_entry(exe, typed=True)),
+            _block(client, claude_dir(home) / "CLAUDE.md", "instructions", rules, edits.HTML),
+            _server(client, claude_json(home), key, server_entry(exe, typed=True, tools=tools)),
         ]
         if hooks:
             found.append(_hooks(claude_dir(home) / "settings.json", exe))
         return found
     if client == "cursor":
-        return [_server(client, home / ".cursor" / "mcp.json", key, server_entry(exe, typed=False))]
+        entry = server_entry(exe, typed=False, tools=tools)
+        return [_server(client, home / ".cursor" / "mcp.json", key, entry)]
     if client == "copilot":
         config = vscode_user_config(home, platform)
-        return [_server(client, config, ("servers", SERVER), server_entry(exe, typed=True))]
+        entry = server_entry(exe, typed=True, tools=tools)
+        return [_server(client, config, ("servers", SERVER), entry)]
     desktop = claude_desktop_config(home, platform)
     return (
-        [] if desktop is None else [_server(client, desktop, key, server_entry(exe, typed=False))]
+        []
+        if desktop is None
+        else [_server(client, desktop, key, server_entry(exe, typed=False, tools=tools))]
     )
 
 

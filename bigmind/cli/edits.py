@@ -159,6 +159,23 @@ def entry_set(
     entry.update(value)
 
 
+def env_var_set(doc: dict[str, Any], keys: tuple[str, ...], name: str, value: str | None) -> None:
+    """Set one variable in the ``env`` of entry ``doc[keys…]`` (None: remove it), keeping the
+    user's other variables; an ``env`` left empty goes."""
+    entry = entry_get(doc, keys)
+    if not isinstance(entry, dict):
+        return
+    env = entry.get("env")
+    if value is not None:
+        if not isinstance(env, dict):
+            env = entry["env"] = {}
+        env[name] = value
+    elif isinstance(env, dict) and name in env:
+        del env[name]
+        if not env:
+            del entry["env"]
+
+
 def entry_get(doc: dict[str, Any], keys: tuple[str, ...]) -> Any:
     node: Any = doc
     for k in keys:

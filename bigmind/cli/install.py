@@ -84,6 +84,13 @@ def install_arguments(sp: argparse.ArgumentParser) -> None:
         default=True,
         help="Claude Code SessionStart/SessionEnd hooks (default: on)",
     )
+    sp.add_argument(
+        "--tools",
+        choices=("full", "compact"),
+        default="full",
+        help="tool profile: full (every tool, ~5,000 tokens of context) or compact (8 tools, "
+        "~1,200 tokens); written as BIGMIND_TOOLS in the server entry (default: full)",
+    )
 
 
 def uninstall_arguments(sp: argparse.ArgumentParser) -> None:
@@ -98,6 +105,7 @@ def plan(
     hooks: bool = True,
     home: Path | None = None,
     platform: str = sys.platform,
+    tools: str = "full",
 ) -> list[Change]:
     """What install (or uninstall) would do to each client file, without writing anything:
     in ``project``, or (None) in the user's own client config."""
@@ -111,7 +119,7 @@ def plan(
         wanted = remove or (hooks and shared is None)  # uninstall looks for earlier hooks
         changes += [Change(s.client, None, s.what, SKIPPED, None, s.why) for s in skips]
         for t in clients.targets(
-            client, project, home=home, hooks=wanted, exe=exe, platform=platform
+            client, project, home=home, hooks=wanted, exe=exe, platform=platform, tools=tools
         ):
             old = clients.read(t.path)
             if remove:
@@ -252,7 +260,8 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
                 "your clients at user level."
             )
     names = clients.expand(args.client)
-    changes = plan(names, project, remove=remove, hooks=getattr(args, "hooks", True))
+    tools = getattr(args, "tools", "full")
+    changes = plan(names, project, remove=remove, hooks=getattr(args, "hooks", True), tools=tools)
     backups = load_settings().data_dir / "backups"
     try:
         done = changes if args.dry_run else apply(changes, backups)
@@ -288,7 +297,7 @@ def _report(
             "changes": [d.as_dict() for d in done],
         }
         if jetbrains:
-            out["jetbrains"] = _jetbrains(remove)
+            out["jetbrains"] = _jetbrains(remove, getattr(args, "tools", "full"))
         print(json.dumps(out, indent=1, ensure_ascii=False))
         return
     verb = "would be " if args.dry_run else ""
@@ -302,7 +311,7 @@ def _report(
     if not done and (remove or not jetbrains):
         print("Nothing to " + ("remove: BigMind is not installed there." if remove else "do."))
     if jetbrains:
-        j = _jetbrains(remove)
+        j = _jetbrains(remove, getattr(args, "tools", "full"))
         print(f"\n{j['where']}\n")
         if not remove:
             print(j["server_json"])
@@ -344,15 +353,15 @@ def _path_note() -> str | None:
     return None
 
 
-def _jetbrains(remove: bool) -> dict[str, str]:
+def _jetbrains(remove: bool, tools: str) -> dict[str, str]:
     if remove:
         return {
             "where": "JetBrains: remove the `bigmind` server under Settings | Tools | AI Assistant "
             "| Model Context Protocol (MCP), and the BigMind rule under AI Assistant | Rules."
         }
-    entry = clients.server_entry(clients.server_executable(), typed=False)
+    entry = clients.server_entry(clients.server_executable(), typed=False, tools=tools)
     return {
         "where": clients.JETBRAINS_WHERE,
         "server_json": json.dumps({"mcpServers": {clients.SERVER: entry}}, indent=2),
-        "instructions": clients.SNIPPET,
+        "instructions": clients.snippet(tools),
     }
