@@ -94,9 +94,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     def memory_export(
         output_path: Annotated[
             str | None,
-            Field(
-                description="Target JSON file; relative paths go under the data folder's exports/."
-            ),
+            Field(description="Relative paths go under the data folder's exports/."),
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
     ) -> ToolResult:

@@ -42,8 +42,8 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         importance: Importance = 5,
         source_session: str | None = None,
     ) -> ToolResult:
-        """Share a standard, decision or pattern with every user (shown at session start).
-        Personal mode: approved at once; else pending a curator."""
+        """Share a standard, decision or pattern with every user, once a curator approves it
+        (at once in personal mode)."""
         store = rt.store
         r = globalkb.promote(store, category, title, content, importance, source_session)
         e = r.entry

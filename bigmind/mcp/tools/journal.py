@@ -67,8 +67,8 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             int, Field(ge=1, le=limits.STALE_DAYS, description="Open longer = stale.")
         ] = 7,
     ) -> ToolResult:
-        """Cross-check open hypotheses against facts and chunks: possible support or
-        contradiction (to verify), and which are stale."""
+        """Check open hypotheses against facts and exchanges: possible support or
+        contradiction, and which are stale."""
         scans = journal.scan(rt.store, stale_days)
         if not scans:
             return result("No open hypotheses.", scans=[])
