@@ -54,7 +54,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             ),
         ] = None,
     ) -> ToolResult:
-        """⚡ CALL FIRST in every conversation: opens a session and returns your memory
+        """⚡ CALL THIS FIRST in every conversation: opens a session and returns your memory
         context (profile, facts, recent sessions). Say its first line, "🧠 BigMind Session:
         `<id>`", in the chat. Child tasks given a session id: do NOT call this."""
         store = rt.store
