@@ -76,9 +76,9 @@ async def test_the_session_loop_in_the_compact_profile(compact: Cli) -> None:
     _, started = await call(compact, "memory_start_session", focus="the build")
     sid = started["session_id"]
     _, stored = await call(
-        compact, "memory_store_fact", category="decision", fact="We build with uv"
+        compact, "memory_store_fact", category="decision", fact="We build with uv", session_id=sid
     )
-    fid = stored["fact"]["id"] if "fact" in stored else stored["fact_id"]
+    fid = stored["fact_id"]
     text, found = await call(compact, "memory_recall", query="how do we build")
     assert fid in [h["id"] for h in found["results"]], text
     await call(compact, "memory_flag_important", content="Chose uv", flag_reason="decision")

@@ -40,10 +40,13 @@ def register(mcp: FastMCP, full: Catalog) -> None:
         fact: Annotated[str, Field(description="One atomic, self-contained truth.")],
         importance: Importance = 5,
         scope: Literal["project", "global"] | None = None,
+        session_id: SessionId = None,
     ) -> ToolResult:
         """Store one durable fact (preference, decision, bug root cause…) unasked; never
         secrets. A repeat returns its id."""
-        return full["memory_store_fact"](category, fact, importance=importance, scope=scope)
+        return full["memory_store_fact"](
+            category, fact, session_id=session_id, importance=importance, scope=scope
+        )
 
     @tool(annotations=WRITE, run_in_thread=False)
     @edge
