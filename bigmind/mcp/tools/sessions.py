@@ -26,7 +26,15 @@ Topics = Annotated[
 Lines = Annotated[list[str] | str | None, Field(description="Bullet points, as a list or text.")]
 
 
-def session_note(ref: SessionRef) -> str:
+def session_note(ref: SessionRef | None) -> str:
+    if ref is None:
+        return ""
+    if ref.split is not None:
+        return (
+            f"\n(The open session `{ref.split.id}` had been silent for over the session gap,"
+            f" so it was closed as {ref.split.one_liner!r} and this write opened 🧠 BigMind"
+            f" Session: `{ref.session.id}`. Call memory_start_session() when a new task starts.)"
+        )
     if ref.opened:
         return (
             f"\n(No session was open, so one was opened: 🧠 BigMind Session: `{ref.session.id}`."
