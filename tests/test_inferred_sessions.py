@@ -5,10 +5,12 @@ memory_end_session gets an ``[auto]`` one-liner and topics made from what it hol
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from fastmcp import Client
-from mcp_calls import Cli, call
+from fastmcp.client.transports import StdioTransport
+from mcp_calls import BIGMIND, Cli, call, serve_env
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
@@ -137,3 +139,16 @@ def test_the_gap_closes_only_this_projects_and_users_session(store: Store) -> No
     assert again.split is not None and again.split.id == mine.session.id
     assert there.get_session(other.session.id).is_open
     assert bob.get_session(his.session.id).is_open
+
+
+@pytest.mark.anyio
+@pytest.mark.e2e
+@pytest.mark.timeout(120)
+async def test_over_stdio(settings: Settings, backend: Backend, tmp_path: Path) -> None:
+    env = serve_env(settings, **({"BIGMIND_MODE": "enterprise"} if settings.db_url else {}))
+    async with Client(StdioTransport(str(BIGMIND), ["serve"], env=env, cwd=str(tmp_path))) as c:
+        first = await _work_then_silence(c, backend)
+        text, _ = await call(c, "memory_store_fact", category="codebase", fact="Deploys: staging")
+        assert f"The open session `{first}` had been silent" in text
+        packet, _ = await call(c, "memory_get_context")
+        assert f"[auto] {DECISION}" in packet
