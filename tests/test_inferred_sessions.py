@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
-from mcp_calls import BIGMIND, Cli, call, serve_env
+from mcp_calls import BIGMIND, Cli, call, end, serve_env
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
@@ -68,6 +68,17 @@ async def test_silence_splits_an_implicit_session(client: Cli, runtime: Runtime)
     assert f"[auto] {DECISION}" in packet and "topics: decision" in packet
     packet, _ = await call(client, "memory_start_session")
     assert f"[auto] {DECISION}" in packet
+
+
+@pytest.mark.anyio
+async def test_ending_after_a_silence_ends_the_silent_session(
+    client: Cli, runtime: Runtime
+) -> None:
+    first = await _work_then_silence(client, runtime.store.db)
+    data = await end(client, None, "Paginated the orders API")
+    assert data["session_id"] == first
+    closed = runtime.store.get_session(first)
+    assert closed.one_liner == "Paginated the orders API" and not closed.auto_closed
 
 
 @pytest.fixture

@@ -220,10 +220,12 @@ class Store:
             )
             self.sessions.close_auto(tx, [sid], line, ts, topics)
 
-    def resolve_session(self, session_id: str | None, tx: Tx) -> SessionRef:
+    def resolve_session(self, session_id: str | None, tx: Tx, *, split: bool = True) -> SessionRef:
         """The session a write belongs to: the given one, else the latest open one, else a new one.
 
-        Agents forget memory_start_session; a write must never fail for that reason.
+        Agents forget memory_start_session; a write must never fail for that reason. With
+        ``split``, an implicit session silent for longer than the session gap is closed and a
+        new one opened (ending a session never splits: it ends the one that was open).
         """
         ts = now_ts()
         if session_id and session_id.strip():
@@ -235,7 +237,7 @@ class Store:
                 )
             self._touch(tx, s, ts)
             return SessionRef(s, False)
-        ref = self._open_ref(tx)
+        ref = self._open_ref(tx, split=split)
         if ref is not None:
             return ref
         return SessionRef(self._open_implicit(tx, ts), True)
@@ -248,7 +250,7 @@ class Store:
         assert s is not None
         return s
 
-    def _open_ref(self, tx: Tx) -> SessionRef | None:
+    def _open_ref(self, tx: Tx, *, split: bool = True) -> SessionRef | None:
         """The latest open session of this project, touched, or None. An implicit one silent
         for longer than the session gap is closed instead, and a new one opened."""
         latest = self.sessions.latest_open(tx, self.project_key)
@@ -257,7 +259,7 @@ class Store:
         ts = now_ts()
         gap = self.session_gap_minutes
         last = latest.last_activity_at or latest.started_at
-        if latest.implicit and gap > 0 and last < ts_ago(minutes=gap):
+        if split and latest.implicit and gap > 0 and last < ts_ago(minutes=gap):
             self.close_auto_in(tx, [latest.id], "", ts)
             return SessionRef(self._open_implicit(tx, ts), True, self.sessions.get(latest.id, tx))
         self._touch(tx, latest, ts)
@@ -290,7 +292,7 @@ class Store:
         ts = now_ts()
         tier2 = bool(body or facts or refs)
         with self.db.transaction() as tx:
-            ref = self.resolve_session(session_id, tx)
+            ref = self.resolve_session(session_id, tx, split=False)
             was_open = ref.session.is_open
             self.sessions.end(
                 tx,
