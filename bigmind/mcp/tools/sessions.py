@@ -12,7 +12,7 @@ from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
 from bigmind.memory import consolidate
-from bigmind.memory.context import build_context
+from bigmind.memory.context import Packet, build_context
 from bigmind.runtime import Runtime
 from bigmind.storage.store import SessionRef
 
@@ -33,6 +33,13 @@ def session_note(ref: SessionRef) -> str:
             " Call memory_start_session() at the start of conversations.)"
         )
     return ""
+
+
+def current_context(rt: Runtime) -> Packet:
+    """The packet as the latest open session sees it; opens nothing, writes nothing."""
+    open_now = rt.store.open_sessions()
+    current = open_now[0].id if open_now else None
+    return build_context(rt.store, current_session=current, budget=rt.settings.context_budget)
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -198,10 +205,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """Reload your BigMind context without side effects: if you skipped
         memory_start_session, or as a child task's first action.
         """
-        store = rt.store
-        open_now = store.open_sessions()
-        current = open_now[0].id if open_now else None
-        packet = build_context(store, current_session=current, budget=rt.settings.context_budget)
+        packet = current_context(rt)
         return result(
             packet.text + render.notices(rt.notices()),
             context_tokens=packet.tokens,
