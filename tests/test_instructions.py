@@ -5,6 +5,7 @@ reminds the agent of open hypotheses and stale sessions when there are any."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -150,11 +151,9 @@ async def test_other_open_sessions_are_recalled_with_the_call_that_closes_them(
 
 
 async def test_another_users_hypotheses_and_sessions_are_not_recalled(
-    settings_for: object, runtime: Runtime
+    settings_for: Callable[[str], Settings], runtime: Runtime
 ) -> None:
-    make = settings_for
-    assert callable(make)
-    bob: Settings = make("bob")
+    bob = settings_for("bob")
     bob_rt = Runtime(bob)
     try:
         async with Client(build_server(bob, bob_rt)) as c:
