@@ -12,10 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastmcp import Client
+from mcp_calls import call
+from model_fixture import ready
 from secret_corpus import Fakes
 
 from bigmind import project
+from bigmind.config import Settings
+from bigmind.mcp.server import build_server
 from bigmind.memory import correct, markdown, mirror
+from bigmind.runtime import Runtime
 from bigmind.storage.store import Store
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
@@ -241,3 +247,42 @@ def test_the_commands_import_mirror_and_pull(
     out = tmp_path / "memory.md"
     assert run_json("mirror", "--project", repo.root, "--output", str(out))["facts"] == 7
     assert "Payments use idempotency keys" in out.read_text(encoding="utf-8")
+
+
+def test_a_paraphrase_of_a_known_fact_is_not_imported_again(
+    sem_runtime: Runtime, tmp_path: Path
+) -> None:
+    """With the model ready, the store's paraphrase check applies too."""
+    store = sem_runtime.store
+    known, _, _ = store.store_fact("codebase", "The user prefers pytest for all Python tests")
+    sem = ready(sem_runtime)
+    notes = tmp_path / "MEMORY.md"
+    notes.write_text("- The user prefers pytest for all of the Python tests\n", encoding="utf-8")
+    report = markdown.import_files(store, sem, [notes])
+    assert (report.added, report.known) == ([], [known.id])
+
+
+@pytest.mark.anyio
+async def test_bigmind_mirror_1_writes_the_mirror_at_each_session_end(
+    settings: Settings,
+) -> None:
+    s = settings.model_copy(update={"mirror": True})
+    rt = Runtime(s)
+    try:
+        async with Client(build_server(s, rt)) as c:
+            _, started = await call(c, "memory_start_session")
+            await call(c, "memory_store_fact", category="codebase", fact="Orders ship in 2 days")
+            text, _ = await call(c, "memory_end_session", one_liner="shipping rules")
+            path = mirror.default_path(s.data_dir, rt.store.project)
+            assert f"Mirror written: {path} (1 facts)" in text
+            body = path.read_text(encoding="utf-8")
+            assert "Orders ship in 2 days" in body and started["session_id"] in body
+            path.write_text(
+                body.replace("### codebase\n", "### codebase\n\n- Returns take 30 days\n"),
+                encoding="utf-8",
+            )
+            text, _ = await call(c, "memory_end_session", one_liner="shipping rules again")
+            assert "not rewritten: it has edits" in text
+            assert "Returns take 30 days" in path.read_text(encoding="utf-8")
+    finally:
+        rt.close()

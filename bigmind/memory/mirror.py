@@ -59,6 +59,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _digest(category: str, text: str) -> str:
+    """What the mirror records of a fact's line, to tell later whether it changed."""
+    return content_hash(f"{category}: {text}")[:HASH_CHARS]
+
+
 def _facts(store: Store) -> list[Fact]:
     rows = store.facts.page_with_sessions("active", None, MAX_FACTS, 0, store.project_key)
     names = {f.name for f in fields(Fact)}
@@ -80,7 +85,7 @@ def render(store: Store) -> tuple[str, int, int, int]:
     facts = _facts(store)
     meta = {
         "project": p.key if p else None,
-        "facts": {str(f.id): content_hash(f.fact)[:HASH_CHARS] for f in facts},
+        "facts": {str(f.id): _digest(f.category, f.fact) for f in facts},
     }
     lines = [
         f"# BigMind memory: {p.name if p else 'no project'}",
@@ -125,6 +130,25 @@ def write(store: Store, path: Path) -> Written:
     return Written(path, n_facts, n_hyps, n_sessions)
 
 
+def has_edits(path: Path) -> bool:
+    """Whether the mirror at ``path`` holds edits not pulled yet (lines changed, deleted or
+    added since it was written). A file that is not a mirror counts as edited: keep it."""
+    try:
+        meta, lines = _read(read_file(path), path)
+    except InvalidInput:
+        return True
+    written = meta.get("facts")
+    now = {str(ln.fact_id): _digest(ln.category, ln.text) for ln in lines if ln.fact_id}
+    return now != written or any(ln.fact_id is None and ln.text for ln in lines)
+
+
+def refresh(store: Store, path: Path) -> Written | None:
+    """Write the mirror again unless a person's edits there wait for a pull (then None)."""
+    if path.exists() and has_edits(path):
+        return None
+    return write(store, path)
+
+
 @dataclass(slots=True)
 class Pulled:
     """What :func:`pull` applied, by fact id, and what it left alone and why."""
@@ -158,7 +182,12 @@ def _read(text: str, where: Path) -> tuple[dict[str, object], list[_Line]]:
             "`bigmind mirror`, or the comment was deleted. Run `bigmind mirror` to write it "
             "again (your edits there are lost), or `bigmind import-md` to import a file."
         )
-    meta = json.loads(found.group(1))
+    try:
+        meta = json.loads(found.group(1))
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{where}: the bigmind-mirror comment was edited; write it again."
+        ) from exc
     lines: list[_Line] = []
     section = category = None
     for raw in text.splitlines():
@@ -219,7 +248,7 @@ def _apply(
     if current.deprecated:
         out.left.append(f"#{fact_id}: deprecated since the mirror was written")
         return
-    if content_hash(current.fact)[:HASH_CHARS] != digest:
+    if _digest(current.category, current.fact) != digest:
         out.left.append(f"#{fact_id}: changed in memory since the mirror was written")
         return
     if line is None:
