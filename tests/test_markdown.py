@@ -140,14 +140,14 @@ def test_import_then_mirror_and_pull(store: Store, repo: project.Project, tmp_pa
     source = tmp_path / "CLAUDE.md"
     source.write_text(CLAUDE_MD, encoding="utf-8")
     with project.using(repo):
-        first = markdown.import_files(store, None, [source])
+        first = markdown.import_files(store, None, markdown.read_all([source]))
         assert (len(first.added), len(first.known), dict(first.skipped)) == (7, 0, SKIPPED)
         facts = store.top_facts(50)
         assert {(f.category, f.fact) for f in facts} == {
             (c, t.replace(KEY, "[REDACTED:aws-access-key]")) for c, t in EXPECTED
         }
         assert {(f.project, f.scope) for f in facts} == {(repo.key, "project")}
-        again = markdown.import_files(store, None, [source])
+        again = markdown.import_files(store, None, markdown.read_all([source]))
         assert (again.added, sorted(again.known)) == ([], sorted(first.added))
 
         path = mirror.default_path(tmp_path / "data", repo)
@@ -258,7 +258,7 @@ def test_a_paraphrase_of_a_known_fact_is_not_imported_again(
     sem = ready(sem_runtime)
     notes = tmp_path / "MEMORY.md"
     notes.write_text("- The user prefers pytest for all of the Python tests\n", encoding="utf-8")
-    report = markdown.import_files(store, sem, [notes])
+    report = markdown.import_files(store, sem, markdown.read_all([notes]))
     assert (report.added, report.known) == ([], [known.id])
 
 
@@ -286,3 +286,10 @@ async def test_bigmind_mirror_1_writes_the_mirror_at_each_session_end(
             assert "Returns take 30 days" in path.read_text(encoding="utf-8")
     finally:
         rt.close()
+
+
+def test_a_file_that_cannot_be_read_is_one_line_and_makes_nothing(tmp_path: Path) -> None:
+    r = run("import-md", str(tmp_path / "CLAUDE.md"))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("bigmind: No file ") and len(r.stderr.splitlines()) == 1
+    assert not (tmp_path / "data").exists()  # no memory was made for it

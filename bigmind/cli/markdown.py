@@ -74,11 +74,12 @@ def _semantic(rt: Runtime) -> Semantic | None:
 def cmd_import_md(args: argparse.Namespace) -> int:
     from bigmind.memory import markdown
 
+    parsed = markdown.read_all(args.files)  # a file that cannot be read: nothing is made
     rt = runtime(create=True)
     try:
         where = _project(rt, args.project)
         with project.using(where):
-            report = markdown.import_files(rt.store, _semantic(rt), args.files)
+            report = markdown.import_files(rt.store, _semantic(rt), parsed)
     finally:
         rt.close()
     data = {

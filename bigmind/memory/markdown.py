@@ -168,10 +168,16 @@ def read_file(path: Path) -> str:
         raise InvalidInput(f"{path} is not UTF-8 text: nothing was imported from it.") from exc
 
 
-def import_files(store: Store, semantic: Semantic | None, paths: Iterable[Path]) -> Imported:
-    """Store the bullet memories of each file as facts of the current project (every file is
-    read and parsed before anything is stored: an unreadable one stops the import)."""
-    parsed = [(p, parse(read_file(p))) for p in paths]
+def read_all(paths: Iterable[Path]) -> list[tuple[Path, Parsed]]:
+    """Every file read and parsed, before anything is stored: an unreadable one stops it all."""
+    return [(p, parse(read_file(p))) for p in paths]
+
+
+def import_files(
+    store: Store, semantic: Semantic | None, parsed: Iterable[tuple[Path, Parsed]]
+) -> Imported:
+    """Store the bullet memories of each parsed file (:func:`read_all`) as facts of the
+    current project."""
     report = Imported()
     scope = "project" if store.project is not None else None
     for path, found in parsed:

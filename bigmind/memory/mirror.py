@@ -107,6 +107,8 @@ def render(store: Store) -> tuple[str, int, int, int]:
         lines.append(f"- [#{f.id}] {_one_line(f.fact)}")
     if not facts:
         lines += ["", "(none yet)"]
+    if len(facts) == MAX_FACTS:
+        lines += ["", f"(the newest {MAX_FACTS} facts; older ones are not shown here)"]
     hyps = journal.list_(store, "open", HYPOTHESES, store.project_key)
     lines += ["", "## Open hypotheses", ""]
     lines += [f"- (h{h.id}, {h.confidence:.0%}) {_one_line(h.hypothesis)}" for h in hyps]
