@@ -85,6 +85,11 @@ class Settings(BaseSettings):
         description="The project (a folder or a name) when the client sends no roots and the "
         "working directory is in no git repository.",
     )
+    mirror: bool = Field(
+        default=False,
+        description="memory_end_session also writes the project's Markdown mirror (as "
+        "`bigmind mirror`), unless edits there wait for `bigmind mirror --pull`.",
+    )
 
     @field_validator("db_path")
     @classmethod

@@ -24,7 +24,7 @@ from typing import Any
 
 from bigmind.cli import edits, jsontext
 from bigmind.errors import InvalidInput
-from bigmind.mcp.instructions import SERVER_INSTRUCTIONS
+from bigmind.mcp.instructions import snippet
 
 CLIENTS = ("copilot", "cursor", "claude-code", "claude-desktop", "jetbrains")
 SERVER = "bigmind"
@@ -35,7 +35,7 @@ LOCAL_SETTINGS = ".claude/settings.local.json"  # per machine: git-ignored by in
 DESKTOP_PLATFORMS = ("darwin", "win32")  # Claude Desktop exists for macOS and Windows only
 HOOK_TIMEOUT_S = 5  # what Claude Code waits at most; our hooks give up after 1.8 s anyway
 
-SNIPPET = "## BigMind memory (MCP server `bigmind`)\n\n" + SERVER_INSTRUCTIONS + "\n"
+SNIPPET = snippet()  # every ritual step of the rules card, each naming its tool
 CURSOR_HEAD = (
     "---\ndescription: BigMind persistent memory: session ritual and tools\n"
     "alwaysApply: true\n---\n"

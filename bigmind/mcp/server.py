@@ -6,6 +6,7 @@ from fastmcp import FastMCP
 
 from bigmind import __version__
 from bigmind.config import Settings
+from bigmind.mcp import resources
 from bigmind.mcp.arguments import ReadableArguments
 from bigmind.mcp.instructions import SERVER_INSTRUCTIONS
 from bigmind.mcp.roots import ProjectFromRoots
@@ -46,4 +47,5 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
 
     for module in (sessions, knowledge, company, journal, activity, people, admin, profile):
         module.register(mcp, rt)
+    resources.register(mcp, rt)
     return mcp

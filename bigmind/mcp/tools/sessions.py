@@ -11,8 +11,8 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Importance, edge, result
-from bigmind.memory import consolidate
-from bigmind.memory.context import build_context
+from bigmind.memory import consolidate, mirror
+from bigmind.memory.context import Packet, build_context
 from bigmind.runtime import Runtime
 from bigmind.storage.store import SessionRef
 
@@ -41,6 +41,25 @@ def session_note(ref: SessionRef | None) -> str:
             " Call memory_start_session() at the start of conversations.)"
         )
     return ""
+
+
+def current_context(rt: Runtime) -> Packet:
+    """The packet as the latest open session sees it; opens nothing, writes nothing."""
+    open_now = rt.store.open_sessions()
+    current = open_now[0].id if open_now else None
+    return build_context(rt.store, current_session=current, budget=rt.settings.context_budget)
+
+
+def _mirror_note(rt: Runtime) -> str:
+    """BIGMIND_MIRROR=1: the project's Markdown mirror written again at a session's end."""
+    path = mirror.default_path(rt.settings.data_dir, rt.store.project)
+    try:
+        written = mirror.refresh(rt.store, path)
+    except OSError as exc:  # the session is closed either way
+        return f"The Markdown mirror could not be written ({exc})."
+    if written is None:
+        return f"Mirror {path} not rewritten: it has edits; run `bigmind mirror --pull`."
+    return f"Mirror written: {path} ({written.facts} facts)."
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
@@ -135,6 +154,8 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         rt.wrote()
         verb = "Closed" if was_open else "Updated the already closed"
         text = f"{verb} session `{s.id}`: {s.one_liner} (topics: {s.topics or '—'})."
+        if rt.settings.mirror:
+            text += "\n" + _mirror_note(rt)
         if retired:
             text += (
                 f"\n{len(retired)} stale low-importance facts left the packet (still searchable;"
@@ -206,10 +227,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
         """Reload your BigMind context without side effects: if you skipped
         memory_start_session, or as a child task's first action.
         """
-        store = rt.store
-        open_now = store.open_sessions()
-        current = open_now[0].id if open_now else None
-        packet = build_context(store, current_session=current, budget=rt.settings.context_budget)
+        packet = current_context(rt)
         return result(
             packet.text + render.notices(rt.notices()),
             context_tokens=packet.tokens,
