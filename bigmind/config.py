@@ -74,6 +74,13 @@ class Settings(BaseSettings):
         description="Never download the embedding model by itself (default: HF_HUB_OFFLINE).",
     )
     embed_threads: int = Field(default=1, ge=0, le=64, description="ONNX Runtime threads (0: all).")
+    session_gap_minutes: int = Field(
+        default=30,  # models.SESSION_GAP_MINUTES (the store's default)
+        ge=0,
+        le=60 * 24 * 365,
+        description="Minutes of silence after which a write closes a session opened by a write "
+        "(not by memory_start_session) and opens a new one (0: never split).",
+    )
     pool_size: int = Field(
         default=4, ge=1, le=64, description="PostgreSQL connections per process."
     )
@@ -81,6 +88,11 @@ class Settings(BaseSettings):
         default=None,
         description="The project (a folder or a name) when the client sends no roots and the "
         "working directory is in no git repository.",
+    )
+    mirror: bool = Field(
+        default=False,
+        description="memory_end_session also writes the project's Markdown mirror (as "
+        "`bigmind mirror`), unless edits there wait for `bigmind mirror --pull`.",
     )
 
     @field_validator("db_path")

@@ -14,6 +14,7 @@ ROLES = ("member", "curator", "admin")
 CHUNK_ROLES = ("user", "assistant", "system")
 AUTO_CLOSE_HOURS = 24
 AUTO_CLOSED_ONE_LINER = "[auto-closed — session exceeded 24h]"
+SESSION_GAP_MINUTES = 30  # silence after which a write closes an implicit session (0: never)
 
 
 def now_ts() -> str:
@@ -83,6 +84,7 @@ class Session(Record):
     last_activity_at: str | None
     auto_closed: int
     project: str | None = None  # the project's key (bigmind.project); None: no project
+    implicit: int = 0  # opened by a write, not memory_start_session
 
     @property
     def is_open(self) -> bool:

@@ -91,7 +91,13 @@ class Runtime:
             raise BackendUnavailable("BigMind is shutting down; start it again to continue.")
         s = self.settings
         backend = open_database(s, create=self.create)
-        store = Store(backend, s.user, mode=s.mode, project=project.detect(os.getcwd(), s.project))
+        store = Store(
+            backend,
+            s.user,
+            mode=s.mode,
+            project=project.detect(os.getcwd(), s.project),
+            session_gap_minutes=s.session_gap_minutes,
+        )
         if self.background:
             from bigmind.memory import dedup
             from bigmind.search.embedder import load_embedder

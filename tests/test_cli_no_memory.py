@@ -34,6 +34,8 @@ COMMANDS = [
     (["scan-secrets", "--dry-run"], 0),
     (["scan-secrets"], 0),
     (["reindex"], 0),
+    (["mirror"], 0),
+    (["mirror", "--pull"], 0),
     (["purge", "--match", "broker", "--dry-run"], 0),
     (["export"], 6),
     (["forget", "fact", "1"], 3),

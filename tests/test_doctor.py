@@ -472,6 +472,15 @@ def test_client_files_absent_then_installed(
     assert "claude-code (.mcp.json)" in checks["clients"]["detail"]
 
 
+def test_in_bigmind_s_own_clone_the_fix_names_no_project(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    clone = Path(__file__).resolve().parent.parent  # install refuses to wire this folder
+    _, checks = doctor(capsys, clone, "--quick")
+    assert "--project DIR" in checks["clients"]["detail"]
+    assert f"--project {clone}`" not in checks["clients"]["detail"]
+
+
 def test_an_outdated_client_file_is_a_warning(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

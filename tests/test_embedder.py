@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import threading
 import time
 from pathlib import Path
@@ -255,6 +256,18 @@ def test_export_refuses_to_clobber_foreign_directories(tmp_path: Path) -> None:
         export_model(str(tmp_path / "nope"), tmp_path / "out", log=lambda _: None)
     with pytest.raises(ExportError, match=r"has no config\.json and model\.safetensors"):
         export_model(str(src), tmp_path / "out", log=lambda _: None)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("module", ["onnx", "safetensors"])
+def test_export_without_its_extra_names_the_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    from bigmind.search.modelfiles import export_model
+
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed: import fails
+    with pytest.raises(ExportError, match=rf"needs {module}: pip install 'bigmind\[export\]'"):
+        export_model(None, tmp_path / "out", log=lambda _: None)
     assert not (tmp_path / "out").exists()
 
 

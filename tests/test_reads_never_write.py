@@ -54,7 +54,9 @@ async def _seed(client: Cli) -> dict[str, Any]:
     """A little of everything, through the tools, so every read has something to read."""
     _, s = await call(client, "memory_start_session", ide_hint="tests")
     sid = s["session_id"]
-    await call(client, "memory_store_fact", category="decision", fact="Payments use Kafka")
+    _, fact = await call(
+        client, "memory_store_fact", category="decision", fact="Payments use Kafka"
+    )
     await call(client, "memory_append_chunk", content="We chose Kafka for payments events")
     await call(
         client, "memory_flag_important", content="Kafka retention is 7 days", flag_reason="ops"
@@ -76,7 +78,7 @@ async def _seed(client: Cli) -> dict[str, Any]:
         files=["pay.py"],
     )
     await end(client, sid, "Chose Kafka", summary="Kafka for payments", topics=["kafka"])
-    return {"session": sid}
+    return {"session": sid, "fact": fact["fact_id"]}
 
 
 def _arguments(seeded: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -128,6 +130,31 @@ async def test_read_only_tools_commit_nothing(
             await client.call_tool(name, args[name])
             assert version() == before, f"{name} changed the database"
             assert db.transactions == tx_before, f"{name} began a write transaction"
+
+
+async def test_reading_a_resource_commits_nothing(
+    client: Client,  # type: ignore[type-arg]
+    runtime: Runtime,
+    settings: Settings,
+) -> None:
+    seeded = await _seed(client)
+    uris = {
+        "bigmind://context": "bigmind://context",
+        "bigmind://sessions/{session_id}": f"bigmind://sessions/{seeded['session']}",
+        "bigmind://facts/{fact_id}": f"bigmind://facts/{seeded['fact']}",
+    }
+    listed = [str(r.uri) for r in await client.list_resources()]
+    listed += [t.uri_template for t in await client.list_resource_templates()]
+    assert set(listed) == set(uris), "give every resource a URI to read here"
+    version = _witness(settings)
+    db = runtime.store.db
+    for uri in uris.values():
+        for _ in range(2):
+            before, tx_before = version(), db.transactions
+            await client.read_resource(uri)
+            assert version() == before, f"reading {uri} changed the database"
+            assert db.transactions == tx_before, f"reading {uri} began a write transaction"
+    assert runtime.flush_usage() == 0  # no use was counted either
 
 
 async def test_a_use_is_the_top_of_an_agents_search_counted_once_per_question(

@@ -283,7 +283,7 @@ async def test_a_paraphrase_check_never_embeds_the_secret(client: Cli) -> None:
 
 
 # -- the command line ---------------------------------------------------------------------------
-CLI_WRITES = ("close", "import")
+CLI_WRITES = ("close", "import", "import-md", "mirror")
 
 
 def test_bigmind_close_redacts_its_one_liner(
@@ -337,6 +337,43 @@ def test_bigmind_import_redacts_an_old_export(
     assert last.startswith(f"bigmind: {REPORTED} ") and "1 private key" in last
     raw = database_text(store.db)
     assert [s for s in planted.strings if s.lower() in raw] == []
+
+
+def test_bigmind_import_md_redacts_a_bullet(
+    store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = Fakes(27).make("github-token")[0]
+    notes = tmp_path / "AGENTS.md"
+    notes.write_text(f"# Notes\n\n- The release job reads {token} from the vault\n")
+    assert main(["import-md", str(notes), "--project", str(tmp_path)]) == 0
+    _, err = capsys.readouterr()
+    assert err.strip().splitlines()[-1] == f"bigmind: {REPORTED} 1 GitHub token."
+    raw = database_text(store.db)
+    assert token.lower() not in raw and "[redacted:github-token]" in raw
+
+
+def test_bigmind_mirror_pull_redacts_an_edited_and_a_new_line(
+    store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bigmind import project
+
+    key, token = Fakes(28).make("aws-access-key")[0], Fakes(28).make("github-token")[0]
+    with project.using(project.of_folder(tmp_path)):
+        fact, _, _ = store.store_fact("codebase", "The deploy uses a key", scope="project")
+    out = tmp_path / "mirror.md"
+    args = ["mirror", "--project", str(tmp_path), "--output", str(out)]
+    assert main(args) == 0
+    text = out.read_text().replace(
+        f"[#{fact.id}] The deploy uses a key", f"[#{fact.id}] Deploy key {key}"
+    )
+    out.write_text(text.replace("### codebase\n", f"### codebase\n\n- CI token {token}\n"))
+    capsys.readouterr()
+    assert main([*args, "--pull"]) == 0
+    _, err = capsys.readouterr()
+    assert err.strip().splitlines()[-1].startswith(f"bigmind: {REPORTED} ")
+    raw = database_text(store.db)
+    assert key.lower() not in raw and token.lower() not in raw
+    assert key not in out.read_text() and token not in out.read_text()
 
 
 # -- the validators -------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 
 from bigmind.cli import edits, jsontext
 from bigmind.errors import InvalidInput
-from bigmind.mcp.instructions import server_instructions
+from bigmind.mcp.instructions import COMPACT_INSTRUCTIONS, snippet
 
 CLIENTS = ("copilot", "cursor", "claude-code", "claude-desktop", "jetbrains")
 SERVER = "bigmind"
@@ -36,9 +36,11 @@ DESKTOP_PLATFORMS = ("darwin", "win32")  # Claude Desktop exists for macOS and W
 HOOK_TIMEOUT_S = 5  # what Claude Code waits at most; our hooks give up after 1.8 s anyway
 
 
-def snippet(tools: str = "full") -> str:
+def rules_snippet(tools: str = "full") -> str:
     """The instructions block for a client's rules file, naming the tools of profile ``tools``."""
-    return "## BigMind memory (MCP server `bigmind`)\n\n" + server_instructions(tools) + "\n"
+    if tools == "full":
+        return snippet()
+    return "## BigMind memory (MCP server `bigmind`)\n\n" + COMPACT_INSTRUCTIONS + "\n"
 
 
 CURSOR_HEAD = (
@@ -178,7 +180,7 @@ def _block(client: str, path: Path, what: str, body: str, m: edits.Markers) -> T
 
 def _cursor_rule(path: Path, tools: str) -> Target:
     where = str(path)
-    whole = CURSOR_HEAD + edits.block_text(snippet(tools))
+    whole = CURSOR_HEAD + edits.block_text(rules_snippet(tools))
 
     def apply(old: str | None) -> Edit:
         if old is not None and old.strip() and edits.block_get(old, where) is None:
@@ -335,7 +337,7 @@ def targets(
     found = [
         _cursor_rule(project / rules, tools)
         if client == "cursor"
-        else _block(client, project / rules, "instructions", snippet(tools), edits.HTML),
+        else _block(client, project / rules, "instructions", rules_snippet(tools), edits.HTML),
         _server(client, project / config, (key, SERVER), entry),
     ]
     if client == "claude-code" and hooks:
@@ -355,7 +357,7 @@ def _user_targets(
     client: str, home: Path, *, hooks: bool, exe: str, platform: str, tools: str
 ) -> list[Target]:
     key = ("mcpServers", SERVER)
-    rules = snippet(tools)
+    rules = rules_snippet(tools)
     if client == "claude-code":
         found = [
             _block(client, claude_dir(home) / "CLAUDE.md", "instructions", rules, edits.HTML),

@@ -550,10 +550,13 @@ def check_clients(project: Path) -> Check:
     """Which MCP client files carry BigMind: the user's own, and ``project``'s. Never a
     failure: clients can be configured by hand, and the server works without any of these."""
     from bigmind.cli.clients import installed_files
+    from bigmind.cli.install import bigmind_checkout
 
+    # BigMind's own clone is never a project to wire (install refuses it): name a placeholder.
+    place = "DIR" if bigmind_checkout(project) else str(project)
     fix = (
         "`bigmind install --client NAME` (user level) or "
-        f"`bigmind install --client NAME --project {project}`"
+        f"`bigmind install --client NAME --project {place}`"
     )
     try:
         files = installed_files(project)

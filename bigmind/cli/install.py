@@ -363,5 +363,5 @@ def _jetbrains(remove: bool, tools: str) -> dict[str, str]:
     return {
         "where": clients.JETBRAINS_WHERE,
         "server_json": json.dumps({"mcpServers": {clients.SERVER: entry}}, indent=2),
-        "instructions": clients.snippet(tools),
+        "instructions": clients.rules_snippet(tools),
     }

@@ -260,6 +260,24 @@ COMMANDS: dict[str, Command] = {
         json=True,
         stores=True,
     ),
+    "import-md": Command(
+        "bigmind.cli.markdown:cmd_import_md",
+        "Read the bullet memories of CLAUDE.md, AGENTS.md, .cursorrules… into project facts "
+        "(deduplicated; again adds nothing).",
+        "bigmind import-md CLAUDE.md .github/copilot-instructions.md --project ~/src/app",
+        "bigmind.cli.markdown:import_md_arguments",
+        json=True,
+        stores=True,
+    ),
+    "mirror": Command(
+        "bigmind.cli.markdown:cmd_mirror",
+        "Write the project's memory to a Markdown file you can read and edit; --pull applies "
+        "your edits.",
+        "bigmind mirror --project ~/src/app   # edit the file, then: bigmind mirror --pull",
+        "bigmind.cli.markdown:mirror_arguments",
+        json=True,
+        stores=True,
+    ),
     "model": Command(
         "bigmind.cli.model:cmd_model",
         "Get the embedding model (all-MiniLM-L6-v2) for semantic search: fetch it, or export it.",

@@ -3,7 +3,7 @@
 A client that declares the roots capability is asked ``roots/list`` once per connection
 (again after it sends ``notifications/roots/list_changed``); the first ``file://`` root names
 the project (:func:`bigmind.project.of_folder`), and every tool call and prompt of that
-connection runs in it (:func:`bigmind.project.using`). A client without roots, one that does
+connection (tool calls, prompts, resource reads) runs in it (:func:`bigmind.project.using`). A client without roots, one that does
 not answer within :data:`ROOTS_TIMEOUT_S`, or a connection with no back-channel (MCP
 2026-07-28 requests) leaves the process's own project: its working directory's repository,
 else ``BIGMIND_PROJECT``.
@@ -49,7 +49,7 @@ def project_of(roots: list[types.Root]) -> Project | None:
 
 
 class ProjectFromRoots(Middleware):
-    """Runs each tool call and prompt in the project of the calling client's roots."""
+    """Runs each tool call, prompt and resource read in the project of the calling client's roots."""
 
     def __init__(self) -> None:
         # Per connection (weakly held: a closed connection's entry goes with it).
@@ -62,6 +62,12 @@ class ProjectFromRoots(Middleware):
             return await call_next(context)
 
     async def on_get_prompt(
+        self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
+    ) -> Any:
+        with project.using(await self._project(context)):
+            return await call_next(context)
+
+    async def on_read_resource(
         self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
     ) -> Any:
         with project.using(await self._project(context)):

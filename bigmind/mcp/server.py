@@ -6,6 +6,7 @@ from fastmcp import FastMCP
 
 from bigmind import __version__
 from bigmind.config import Settings
+from bigmind.mcp import resources
 from bigmind.mcp.arguments import ReadableArguments
 from bigmind.mcp.instructions import server_instructions
 from bigmind.mcp.roots import ProjectFromRoots
@@ -53,4 +54,5 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
         compact.register(mcp, catalog)
     else:
         catalog.serve(mcp)
+    resources.register(mcp, rt)
     return mcp

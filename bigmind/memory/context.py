@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bigmind.memory import globalkb, rivals
+from bigmind.memory import globalkb, journal, rivals
 from bigmind.memory.focus import Focus, latest_focus
 from bigmind.memory.globalkb import GlobalEntry
-from bigmind.models import Fact, Profile, Session, day_of, now_ts
+from bigmind.models import AUTO_CLOSE_HOURS, Fact, Profile, Session, day_of, now_ts, ts_ago
 from bigmind.storage.store import Store
 
 if TYPE_CHECKING:
@@ -130,6 +130,10 @@ def build_context(
         "",
     ]
     used = sum(count_tokens(h) for h in header)
+    for line in _reminders(store, current_session):  # one short line each, within the budget
+        if used + count_tokens(line) <= budget - FOOTER_RESERVE:
+            header.insert(-1, line)
+            used += count_tokens(line)
     body: list[str] = []
     shown: dict[str, int] = {}
     omitted: dict[str, int] = {}
@@ -204,6 +208,35 @@ def build_context(
     lines = header + body + ([footer] if footer else [])
     text = "\n".join(lines).rstrip() + "\n"
     return Packet(text=text, tokens=count_tokens(text), budget=budget, shown=shown, omitted=omitted)
+
+
+def _reminders(store: Store, current_session: str | None) -> list[str]:
+    """What the rules card asks of the agent that it may have left undone: open hypotheses to
+    resolve, and sessions still open besides this one (or open over 24 h) to close."""
+    lines = []
+    n = journal.count_open(store)
+    if n:
+        lines.append(
+            f"> 🔮 {n} open hypothes{'is' if n == 1 else 'es'}: memory_list_hypotheses(), then "
+            "memory_resolve_hypothesis(id, status, resolution) for each one settled."
+        )
+    old = ts_ago(hours=AUTO_CLOSE_HOURS)
+    stale = [
+        s
+        for s in store.open_sessions()
+        if s.project in (None, store.project_key)
+        and (s.id != current_session or s.started_at < old)
+    ]
+    if stale:
+        days = sum(s.started_at < old for s in stale)
+        other = "other " if current_session else ""
+        lines.append(
+            f"> ⏳ {len(stale)} {other}open session{'' if len(stale) == 1 else 's'}"
+            + (f" ({days} open > 24 h)" if days else "")
+            + ": if orphaned, memory_close_stale_sessions(session_id=<yours>) closes them "
+            "(never in a child task)."
+        )
+    return lines
 
 
 def _tier0(profile: Profile, budget: int, pinned_budget: int) -> tuple[_Section, dict[str, int]]:

@@ -37,7 +37,7 @@ from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import Pending, fact_embedding_text
 from bigmind.storage.db import Tx
-from bigmind.storage.store import Store
+from bigmind.storage.store import SessionRef, Store
 
 NEIGHBOURS = 5  # nearest active facts each fact is checked against
 NEAREST = 20  # vectors looked at to find them (deprecated facts keep theirs)
@@ -84,6 +84,7 @@ class StoredFact:
     conflicts: list[tuple[Fact, float]] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)  # merges, supersessions, conflicts
     semantic_checked: bool = False
+    session: SessionRef | None = None  # the open session it joined (None: none open)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,10 +141,8 @@ def store_fact(
     if semantic is not None:
         vec = semantic.embed_query(fact_embedding_text(cat, clean))
     if vec is None or semantic is None:
-        fact, created, _ref = store.store_fact(
-            cat, clean, confidence, session_id, importance, scope
-        )
-        return StoredFact(fact, created)
+        fact, created, ref = store.store_fact(cat, clean, confidence, session_id, importance, scope)
+        return StoredFact(fact, created, session=ref)
     near = [Near(f, s, judge(f.fact, clean, s)) for f, s in candidates(store, semantic, vec)]
     dup = next((n for n in near if n.verdict.kind == DUPLICATE), None)
     if dup is not None and wording_rank(confidence, clean) <= wording_rank(
@@ -157,7 +156,7 @@ def store_fact(
         store.facts.claim_check(tx, fact.id, ts)
         outcomes.extend(_act(store, tx, fact, near, ts))
 
-    fact, created, _ref = store.store_fact(
+    fact, created, ref = store.store_fact(
         cat, clean, confidence, session_id, importance, scope, then=record
     )
     if not created:
@@ -165,7 +164,7 @@ def store_fact(
     keep_vector(store, semantic, fact.id, fact.category, fact.fact, vec)
     conflicts = [(o.other, o.similarity) for o in outcomes if o.kind == CONFLICT]
     now = store.get_fact(fact.id) if outcomes else fact  # a merge or supersession changed it
-    return StoredFact(now, True, None, conflicts, outcomes, True)
+    return StoredFact(now, True, None, conflicts, outcomes, True, ref)
 
 
 def keep_vector(

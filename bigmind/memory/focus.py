@@ -12,7 +12,6 @@ from bigmind.limits import check_text, optional_text, stored_text
 from bigmind.models import Session, now_ts, ts_ago
 from bigmind.storage.focus import Focus as Focus
 from bigmind.storage.focus import FocusAnnouncements
-from bigmind.storage.sessions import Sessions
 from bigmind.storage.store import SessionRef, Store
 
 STALE_ONE_LINER = "[closed as stale by session {by}]"
@@ -128,7 +127,5 @@ def close_stale(
             if not force and last >= cutoff:
                 continue
             closed.append(s)
-        Sessions(store.db, store.uid).close_auto(
-            tx, [s.id for s in closed], STALE_ONE_LINER.format(by=keep.id[:8]), ts
-        )
+        store.close_auto_in(tx, [s.id for s in closed], STALE_ONE_LINER.format(by=keep.id[:8]), ts)
     return closed

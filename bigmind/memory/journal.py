@@ -76,6 +76,11 @@ def list_(
     return Hypotheses(store.db, store.uid).newest(status, n, project)
 
 
+def count_open(store: Store) -> int:
+    """Open hypotheses seen from the store's project (made there or in no project)."""
+    return Hypotheses(store.db, store.uid).count_open(store.project_key)
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     hit: Hit

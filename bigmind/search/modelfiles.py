@@ -71,6 +71,7 @@ def export_model(
     and renamed into place only after it loaded and (with ``check``) passed its check.
     """
     started = time.perf_counter()
+    _check_toolchain()
     src, label, default_id = _resolve_source(source)
     target = Path(target).expanduser().resolve()
     if src.resolve() == target:
@@ -105,6 +106,18 @@ def export_model(
     log(f"Wrote {target} in {seconds:.1f}s")
     size = (target / ONNX_FILE).stat().st_size
     return ExportReport(target, meta.model_id, meta.dim, seconds, diff, size)
+
+
+def _check_toolchain() -> None:
+    """onnx and safetensors are the export's own dependencies (the ``export`` extra)."""
+    try:
+        import onnx  # noqa: F401
+        import safetensors  # noqa: F401
+    except ImportError as exc:
+        raise ExportError(
+            f"`bigmind model export` needs {exc.name}: pip install 'bigmind[export]' (no torch); "
+            "or download the ready model with `bigmind model fetch`."
+        ) from exc
 
 
 def _resolve_source(source: str | None) -> tuple[Path, str, str]:

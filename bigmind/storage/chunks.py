@@ -90,6 +90,15 @@ class Chunks(Table):
             (self.uid, *containing_params(text, cols), limit),
         )
 
+    def headlines_of_session(self, tx: Tx, session_id: str, limit: int) -> list[Row]:
+        """``content`` of a session's exchanges, flagged ones first, then in order: what an
+        implicit session's automatic one-liner quotes when it holds no facts."""
+        return tx.execute(
+            "SELECT content FROM conversation_chunks WHERE session_id = ? AND user_id = ?"
+            " ORDER BY CASE WHEN flag_reason IS NULL THEN 1 ELSE 0 END, seq LIMIT ?",
+            (session_id, self.uid, limit),
+        )
+
     def of_session(self, session_id: str) -> list[Chunk]:
         rows = self.db.query(
             f"SELECT {CHUNK_COLUMNS} FROM conversation_chunks c WHERE c.session_id = ?"

@@ -313,6 +313,15 @@ class Facts(Table):
         )
         return [fact_from_row(r) for r in rows]
 
+    def headlines_of_session(self, tx: Tx, session_id: str, limit: int) -> list[Row]:
+        """``category`` and ``fact`` of the active facts stored in a session, most important
+        first (an implicit session's automatic one-liner), read inside the closing write."""
+        return tx.execute(
+            "SELECT f.category, f.fact FROM facts f WHERE f.user_id = ? AND f.source_session = ?"
+            f" AND {ACTIVE} ORDER BY f.importance DESC, f.created_at, f.id LIMIT ?",
+            (self.uid, session_id, limit),
+        )
+
     def page_with_sessions(
         self,
         status: str,

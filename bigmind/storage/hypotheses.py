@@ -128,6 +128,16 @@ class Hypotheses(Table):
         rows = self.db.query("SELECT count(*) AS n FROM hypotheses WHERE user_id = ?", (self.uid,))
         return int(rows[0]["n"])
 
+    def count_open(self, project: str | None = ANYWHERE) -> int:
+        """How many are open, seen from ``project``."""
+        seen, more = in_project("project", project)
+        rows = self.db.query(
+            f"SELECT count(*) AS n FROM hypotheses WHERE user_id = ? AND status = 'open'"
+            f" AND {seen}",
+            (self.uid, *more),
+        )
+        return int(rows[0]["n"])
+
     def count_by_status(self) -> dict[str, int]:
         """How many per status; statuses with none are absent."""
         rows = self.db.query(

@@ -576,6 +576,12 @@ def _m0017_fact_retirement(tx: Tx, dialect: str) -> None:
     _add_columns(tx, "facts", {"retired_at": "{ts}"}, dialect)
 
 
+def _m0018_implicit_sessions(tx: Tx, dialect: str) -> None:
+    """Sessions opened by a write rather than memory_start_session (``implicit``): a gap of
+    silence splits them, and they close with a one-liner made from what they hold."""
+    _add_columns(tx, "sessions", {"implicit": "INTEGER DEFAULT 0"}, dialect)
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -594,6 +600,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0015_project_scope", _m0015_project_scope),
     Migration("0016_fact_links", _m0016_fact_links),
     Migration("0017_fact_retirement", _m0017_fact_retirement),
+    Migration("0018_implicit_sessions", _m0018_implicit_sessions),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -28,6 +28,7 @@ def session_from_row(row: Row) -> Session:
     row["importance"] = row.get("importance") or 5
     row["has_tier2"] = row.get("has_tier2") or 0
     row["auto_closed"] = row.get("auto_closed") or 0
+    row["implicit"] = row.get("implicit") or 0
     row["one_liner"] = row.get("one_liner") or ""
     return Session(**row)
 
@@ -67,11 +68,13 @@ class Sessions(Table):
         ts: str,
         ide_hint: str | None = None,
         project: str | None = None,
+        *,
+        implicit: bool = False,
     ) -> None:
         tx.execute(
             "INSERT INTO sessions(id, user_id, started_at, one_liner, ide_hint, last_activity_at,"
-            " project) VALUES (?, ?, ?, '', ?, ?, ?)",
-            (session_id, self.uid, ts, ide_hint, ts, project),
+            " project, implicit) VALUES (?, ?, ?, '', ?, ?, ?, ?)",
+            (session_id, self.uid, ts, ide_hint, ts, project, int(implicit)),
         )
 
     def touch(self, tx: Tx, session_id: str, ts: str) -> None:
@@ -114,14 +117,18 @@ class Sessions(Table):
         )
         return [str(r["id"]) for r in rows]
 
-    def close_auto(self, tx: Tx, ids: Sequence[str], one_liner: str, ts: str) -> None:
-        """Close sessions automatically; a one-liner the agent already wrote is kept."""
+    def close_auto(
+        self, tx: Tx, ids: Sequence[str], one_liner: str, ts: str, topics: str | None = None
+    ) -> None:
+        """Close sessions automatically; a one-liner and topics the agent already wrote are
+        kept."""
         for sid in ids:
             tx.execute(
                 "UPDATE sessions SET ended_at = ?, auto_closed = 1,"
-                " one_liner = CASE WHEN one_liner = '' THEN ? ELSE one_liner END"
+                " one_liner = CASE WHEN one_liner = '' THEN ? ELSE one_liner END,"
+                " topics = coalesce(topics, ?)"
                 " WHERE id = ? AND +user_id = ? AND ended_at IS NULL",
-                (ts, one_liner, sid, self.uid),
+                (ts, one_liner, topics, sid, self.uid),
             )
 
     def end(

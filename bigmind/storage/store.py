@@ -28,6 +28,7 @@ from bigmind.models import (
     AUTO_CLOSE_HOURS,
     AUTO_CLOSED_ONE_LINER,
     CHUNK_ROLES,
+    SESSION_GAP_MINUTES,
     Chunk,
     Fact,
     Profile,
@@ -39,6 +40,8 @@ from bigmind.models import (
     now_ts,
     ts_ago,
 )
+from bigmind.storage import autoline
+from bigmind.storage.autoline import auto_line
 from bigmind.storage.chunks import Chunks
 from bigmind.storage.db import Backend, Tx
 from bigmind.storage.facts import Facts, fact_from_row
@@ -76,6 +79,7 @@ class SessionRef:
 
     session: Session
     opened: bool
+    split: Session | None = None  # the implicit session this write closed after a silence
 
 
 class Store:
@@ -88,8 +92,10 @@ class Store:
         *,
         mode: str = "personal",
         project: projects.Project | None = None,
+        session_gap_minutes: int = SESSION_GAP_MINUTES,
     ) -> None:
         self.db = backend
+        self.session_gap_minutes = session_gap_minutes
         self.mode = mode
         self.home_project = project  # the process's own (working directory, setting)
         self.user = self._ensure_user(username)
@@ -183,7 +189,7 @@ class Store:
                 self.sessions.touch(tx, existing.id, ts)
                 return SessionStart(existing, True, [])
             closed = self.sessions.open_before(tx, ts_ago(hours=AUTO_CLOSE_HOURS))
-            self.sessions.close_auto(tx, closed, AUTO_CLOSED_ONE_LINER, ts)
+            self.close_auto_in(tx, closed, AUTO_CLOSED_ONE_LINER, ts)
             sid = new_id()
             self.sessions.insert(tx, sid, ts, hint, self.project_key)
             session = self.sessions.get(sid, tx)
@@ -200,10 +206,26 @@ class Store:
             self.sessions.close_auto(tx, open_ids, line, ts)
         return open_ids
 
-    def resolve_session(self, session_id: str | None, tx: Tx) -> SessionRef:
+    def close_auto_in(self, tx: Tx, ids: Sequence[str], one_liner: str, ts: str) -> None:
+        """Close sessions without memory_end_session: an implicit one with a one-liner and
+        topics made from what it holds (:mod:`autoline`), any other with ``one_liner``."""
+        for sid in ids:
+            s = self.sessions.get(sid, tx)
+            if s is None or not s.implicit:
+                self.sessions.close_auto(tx, [sid], one_liner, ts)
+                continue
+            line, topics = auto_line(
+                self.facts.headlines_of_session(tx, sid, autoline.READ),
+                self.chunks.headlines_of_session(tx, sid, autoline.QUOTED),
+            )
+            self.sessions.close_auto(tx, [sid], line, ts, topics)
+
+    def resolve_session(self, session_id: str | None, tx: Tx, *, split: bool = True) -> SessionRef:
         """The session a write belongs to: the given one, else the latest open one, else a new one.
 
-        Agents forget memory_start_session; a write must never fail for that reason.
+        Agents forget memory_start_session; a write must never fail for that reason. With
+        ``split``, an implicit session silent for longer than the session gap is closed and a
+        new one opened (ending a session never splits: it ends the one that was open).
         """
         ts = now_ts()
         if session_id and session_id.strip():
@@ -215,21 +237,32 @@ class Store:
                 )
             self._touch(tx, s, ts)
             return SessionRef(s, False)
-        ref = self._open_ref(tx)
+        ref = self._open_ref(tx, split=split)
         if ref is not None:
             return ref
-        sid = new_id()
-        self.sessions.insert(tx, sid, ts, project=self.project_key)
-        s2 = self.sessions.get(sid, tx)
-        assert s2 is not None
-        return SessionRef(s2, True)
+        return SessionRef(self._open_implicit(tx, ts), True)
 
-    def _open_ref(self, tx: Tx) -> SessionRef | None:
-        """The latest open session of this project, touched, or None."""
+    def _open_implicit(self, tx: Tx, ts: str) -> Session:
+        """Open a session for a write made with none open (an implicit session)."""
+        sid = new_id()
+        self.sessions.insert(tx, sid, ts, project=self.project_key, implicit=True)
+        s = self.sessions.get(sid, tx)
+        assert s is not None
+        return s
+
+    def _open_ref(self, tx: Tx, *, split: bool = True) -> SessionRef | None:
+        """The latest open session of this project, touched, or None. An implicit one silent
+        for longer than the session gap is closed instead, and a new one opened."""
         latest = self.sessions.latest_open(tx, self.project_key)
         if latest is None:
             return None
-        self._touch(tx, latest, now_ts())
+        ts = now_ts()
+        gap = self.session_gap_minutes
+        last = latest.last_activity_at or latest.started_at
+        if split and latest.implicit and gap > 0 and last < ts_ago(minutes=gap):
+            self.close_auto_in(tx, [latest.id], "", ts)
+            return SessionRef(self._open_implicit(tx, ts), True, self.sessions.get(latest.id, tx))
+        self._touch(tx, latest, ts)
         return SessionRef(latest, False)
 
     def _touch(self, tx: Tx, s: Session, ts: str) -> None:
@@ -259,7 +292,7 @@ class Store:
         ts = now_ts()
         tier2 = bool(body or facts or refs)
         with self.db.transaction() as tx:
-            ref = self.resolve_session(session_id, tx)
+            ref = self.resolve_session(session_id, tx, split=False)
             was_open = ref.session.is_open
             self.sessions.end(
                 tx,

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from bigmind import limits
 from bigmind.mcp import render
-from bigmind.mcp.instructions import RULES
+from bigmind.mcp.instructions import rules
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.memory import maintenance, transfer
 from bigmind.runtime import Runtime
@@ -39,10 +39,12 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         data["semantic"] = semantic_status(rt)
         return result(json.dumps(data, indent=1, ensure_ascii=False), **data)
 
-    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
-    def memory_get_instructions() -> str:
+    @mcp.tool(annotations=READ_ONLY)
+    async def memory_get_instructions() -> str:
         """The full guide to using BigMind. Call it when unsure what to do."""
-        return RULES
+        # The ritual names only the tools this server serves (a smaller profile serves fewer).
+        served = mcp.served
+        return rules(served)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge

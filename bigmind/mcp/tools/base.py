@@ -77,6 +77,7 @@ class Catalog:
     def __init__(self) -> None:
         self.fns: dict[str, Callable[..., Any]] = {}
         self._options: dict[str, dict[str, Any]] = {}
+        self.served: set[str] = set()  # the names served so far
 
     def tool(self, **options: Any) -> Callable[[Callable[P, R]], Callable[P, R]]:
         def add(fn: Callable[P, R]) -> Callable[P, R]:
@@ -93,6 +94,7 @@ class Catalog:
         """Serve these tools (default all) on ``mcp``, in definition order."""
         for name in self.fns if names is None else names:
             mcp.add_tool(LeanTool.from_function(self.fns[name], **self._options[name]))
+            self.served.add(name)
 
 
 def edge(fn: Callable[P, R]) -> Callable[P, R]:

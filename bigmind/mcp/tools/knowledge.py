@@ -10,7 +10,7 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, Importance, edge, result
-from bigmind.mcp.tools.sessions import SessionId
+from bigmind.mcp.tools.sessions import SessionId, session_note
 from bigmind.memory import correct, dedup, forget, rivals
 from bigmind.runtime import Runtime
 
@@ -126,7 +126,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
                 )
         for o in r.outcomes:
             text += "\n" + o.describe()
-        text += render.notices(rt.notices())
+        text += session_note(r.session) + render.notices(rt.notices())
         return result(
             text,
             fact_id=f.id,

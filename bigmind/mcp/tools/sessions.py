@@ -10,8 +10,8 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge, result
-from bigmind.memory import consolidate
-from bigmind.memory.context import build_context
+from bigmind.memory import consolidate, mirror
+from bigmind.memory.context import Packet, build_context
 from bigmind.runtime import Runtime
 from bigmind.storage.store import SessionRef
 
@@ -25,13 +25,40 @@ Topics = Annotated[
 Lines = Annotated[list[str] | str | None, Field(description="Bullet points, as a list or text.")]
 
 
-def session_note(ref: SessionRef) -> str:
+def session_note(ref: SessionRef | None) -> str:
+    if ref is None:
+        return ""
+    if ref.split is not None:
+        return (
+            f"\n(The open session `{ref.split.id}` had been silent for over the session gap,"
+            f" so it was closed as {ref.split.one_liner!r} and this write opened 🧠 BigMind"
+            f" Session: `{ref.session.id}`. Call memory_start_session() when a new task starts.)"
+        )
     if ref.opened:
         return (
             f"\n(No session was open, so one was opened: 🧠 BigMind Session: `{ref.session.id}`."
             " Call memory_start_session() at the start of conversations.)"
         )
     return ""
+
+
+def current_context(rt: Runtime) -> Packet:
+    """The packet as the latest open session sees it; opens nothing, writes nothing."""
+    open_now = rt.store.open_sessions()
+    current = open_now[0].id if open_now else None
+    return build_context(rt.store, current_session=current, budget=rt.settings.context_budget)
+
+
+def _mirror_note(rt: Runtime) -> str:
+    """BIGMIND_MIRROR=1: the project's Markdown mirror written again at a session's end."""
+    path = mirror.default_path(rt.settings.data_dir, rt.store.project)
+    try:
+        written = mirror.refresh(rt.store, path)
+    except OSError as exc:  # the session is closed either way
+        return f"The Markdown mirror could not be written ({exc})."
+    if written is None:
+        return f"Mirror {path} not rewritten: it has edits; run `bigmind mirror --pull`."
+    return f"Mirror written: {path} ({written.facts} facts)."
 
 
 def register(mcp: Catalog, rt: Runtime) -> None:
@@ -114,6 +141,8 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         rt.wrote()
         verb = "Closed" if was_open else "Updated the already closed"
         text = f"{verb} session `{s.id}`: {s.one_liner} (topics: {s.topics or '—'})."
+        if rt.settings.mirror:
+            text += "\n" + _mirror_note(rt)
         if retired:
             text += (
                 f"\n{len(retired)} stale low-importance facts left the packet (still searchable;"
@@ -172,10 +201,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @edge
     def memory_get_context() -> ToolResult:
         """Reload your memory context without side effects (a child task's first call)."""
-        store = rt.store
-        open_now = store.open_sessions()
-        current = open_now[0].id if open_now else None
-        packet = build_context(store, current_session=current, budget=rt.settings.context_budget)
+        packet = current_context(rt)
         return result(
             packet.text + render.notices(rt.notices()),
             context_tokens=packet.tokens,
