@@ -128,6 +128,7 @@ def progress(label: str, unit: str = "") -> Callable[[int, int], None]:
         return _quiet
     scale = 1e6 if unit == "MB" else 1.0
     fmt = ".1f" if unit == "MB" else ".0f"
+    suffix = f" {unit}" if unit else ""
 
     def show(done: int, total: int) -> None:
         total = max(total, done, 1)
@@ -136,9 +137,9 @@ def progress(label: str, unit: str = "") -> Callable[[int, int], None]:
         rate = done / max(time.monotonic() - started, 1e-6) / scale
         bar = "█" * filled + "·" * (width - filled)
         end = "\n" if done >= total else ""
-        count = f"{done / scale:{fmt}}/{total / scale:{fmt}}{' ' + unit if unit else ''}"
+        count = f"{done / scale:{fmt}}/{total / scale:{fmt}}{suffix}"
         print(
-            f"\r{label} [{bar}] {count} ({rate:{fmt}}{' ' + unit if unit else ''}/s)",
+            f"\r{label} [{bar}] {count} ({rate:{fmt}}{suffix}/s)",
             end=end,
             file=sys.stderr,
             flush=True,
@@ -282,7 +283,7 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.model:cmd_model",
         "Get the embedding model (all-MiniLM-L6-v2) for semantic search: fetch it, or export it.",
         "bigmind model fetch    # the ready ONNX model from the hub (or --url a mirror)\n"
-        "         bigmind model export   # offline: convert with torch (bigmind[export])",
+        "         bigmind model export   # offline: build it from a local copy (bigmind[export])",
         "bigmind.cli.model:model_arguments",
     ),
     "reindex": Command(

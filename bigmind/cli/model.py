@@ -6,9 +6,15 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bigmind.cli.main import load_settings, progress
 from bigmind.errors import BigMindError
+
+if TYPE_CHECKING:
+    from bigmind.config import Settings
+    from bigmind.search.modelfetch import FetchReport
+    from bigmind.search.modelfiles import ExportReport
 
 ACTIONS = {  # name: (one line, description, example)
     "fetch": (
@@ -71,12 +77,25 @@ def _target(to: str | None, fallback: Callable[[], Path | None]) -> Path:
     return target
 
 
-def _use_it(target: Path) -> None:
+def _use_it(settings: Settings, target: Path) -> None:
     """Say how to point BigMind at ``target`` when the settings look elsewhere."""
     from bigmind.search.embedder import resolve_model_dir
 
-    if resolve_model_dir(load_settings()) != target:
+    if resolve_model_dir(settings) != target:
         print(f"Use it with BIGMIND_EMBED_MODEL={target}")
+
+
+def _ready(report: FetchReport | ExportReport) -> None:
+    """The installed model, in one line (stdout)."""
+    diff = (
+        ""
+        if report.max_abs_diff is None
+        else f", max |diff| vs the reference {report.max_abs_diff:.1e}"
+    )
+    print(
+        f"Model {report.model_id} ({report.dim} d, {report.onnx_bytes / 1e6:.0f} MB) "
+        f"ready in {report.target}{diff}."
+    )
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
@@ -110,11 +129,8 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     if not report.fetched:
         print(f"Model {report.model_id} is already in {report.target} (--force to fetch again).")
     else:
-        print(
-            f"Model {report.model_id} ({report.dim} d, {report.onnx_bytes / 1e6:.0f} MB) "
-            f"ready in {report.target}, max |diff| vs the reference {report.max_abs_diff:.1e}."
-        )
-    _use_it(report.target)
+        _ready(report)
+    _use_it(settings, report.target)
     return 0
 
 
@@ -131,15 +147,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         check=not args.no_check,
         log=lambda line: print(line, file=sys.stderr),
     )
-    diff = (
-        ""
-        if report.max_abs_diff is None
-        else f", max |diff| vs the reference {report.max_abs_diff:.1e}"
-    )
-    print(
-        f"Model {report.model_id} ({report.dim} d, {report.onnx_bytes / 1e6:.0f} MB) "
-        f"ready in {report.target}{diff}."
-    )
+    _ready(report)
     if args.to:
-        _use_it(report.target)
+        _use_it(settings, report.target)
     return 0

@@ -41,7 +41,6 @@ from bigmind.models import (
     ts_ago,
 )
 from bigmind.storage import autoline
-from bigmind.storage.autoline import auto_line
 from bigmind.storage.chunks import Chunks
 from bigmind.storage.db import Backend, Tx
 from bigmind.storage.facts import Facts, fact_from_row
@@ -214,7 +213,7 @@ class Store:
             if s is None or not s.implicit:
                 self.sessions.close_auto(tx, [sid], one_liner, ts)
                 continue
-            line, topics = auto_line(
+            line, topics = autoline.auto_line(
                 self.facts.headlines_of_session(tx, sid, autoline.READ),
                 self.chunks.headlines_of_session(tx, sid, autoline.QUOTED),
             )

@@ -22,9 +22,10 @@ AS_IS = ("memory_start_session", "memory_recall", "memory_flag_important")
 Id = Annotated[int | None, Field(ge=1, description="The hypothesis (resolve).")]
 
 
-def needed(value: object, name: str, action: str) -> None:
+def needed(value: object, name: str, chosen: str) -> None:
+    """``chosen`` (e.g. ``action='add'``) needs the argument ``name``."""
     if value is None:
-        raise InvalidInput(f"action={action!r} needs {name}: pass it and call again.")
+        raise InvalidInput(f"{chosen} needs {name}: pass it and call again.")
 
 
 def register(mcp: FastMCP, full: Catalog) -> None:
@@ -73,7 +74,7 @@ def register(mcp: FastMCP, full: Catalog) -> None:
         """A fact is wrong (update: corrected, history kept), outdated (deprecate) or must be
         erased for good (forget)."""
         if action == "update":
-            needed(fact, "fact", action)
+            needed(fact, "fact", f"action={action!r}")
             return full["memory_update_fact"](fact_id, fact=fact, reason=reason)
         if action == "deprecate":
             return full["memory_deprecate_fact"](fact_id, reason)
@@ -91,10 +92,10 @@ def register(mcp: FastMCP, full: Catalog) -> None:
     ) -> ToolResult:
         """Hypotheses: add one before a non-trivial task, resolve it after, list the open."""
         if action == "add":
-            needed(text, "text", action)
+            needed(text, "text", f"action={action!r}")
             return full["memory_add_hypothesis"](text)
         if action == "resolve":
-            needed(id, "id", action)
+            needed(id, "id", f"action={action!r}")
             return full["memory_resolve_hypothesis"](id, status, text)
         return full["memory_list_hypotheses"]()
 
@@ -108,7 +109,7 @@ def register(mcp: FastMCP, full: Catalog) -> None:
         if what == "context":
             return full["memory_get_context"]()
         if what == "session":
-            needed(session_id, "session_id", what)
+            needed(session_id, "session_id", f"what={what!r}")
             return full["memory_get_session_detail"](session_id)
         return full["memory_list_sessions"]()
 
