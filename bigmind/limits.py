@@ -45,6 +45,7 @@ IMPORTANCE = (1, 10)
 STALE_DAYS = 3_650  # the longest "stale after" a health check or scan accepts
 RETENTION_DAYS = 36_500  # the longest retention memory_vacuum accepts
 DETAIL_TOKENS = (200, 50_000)  # the size cap memory_get_session_detail accepts
+DETAIL_TOKENS_DEFAULT = 4_000  # its default, and the size of a session read as a resource
 
 _CATEGORY = re.compile(r"^[a-z][a-z0-9_\-]{0," + str(CATEGORY - 1) + "}$")
 

@@ -17,6 +17,7 @@ from typing import ParamSpec, TypeVar
 from fastmcp import FastMCP
 from fastmcp.exceptions import ResourceError
 
+from bigmind import limits
 from bigmind.errors import BigMindError, NotFound
 from bigmind.mcp import render
 from bigmind.mcp.tools.sessions import current_context
@@ -27,7 +28,6 @@ log = logging.getLogger("bigmind.mcp.resources")
 P = ParamSpec("P")
 R = TypeVar("R")
 MARKDOWN = "text/markdown"
-SESSION_TOKENS = 4_000  # memory_get_session_detail's default size
 
 
 def edge(fn: Callable[P, R]) -> Callable[P, R]:
@@ -67,7 +67,7 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     def session(session_id: str) -> str:
         """One session: summary, key facts, code references, flagged exchanges."""
         s, summary, chunks = rt.store.session_detail(session_id)
-        return render.session_detail(s, summary, chunks, SESSION_TOKENS)
+        return render.session_detail(s, summary, chunks, limits.DETAIL_TOKENS_DEFAULT)
 
     @mcp.resource("bigmind://facts/{fact_id}", name="fact", mime_type=MARKDOWN)
     @edge

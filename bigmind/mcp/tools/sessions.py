@@ -220,7 +220,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
                 le=limits.DETAIL_TOKENS[1],
                 description="Size cap of the answer.",
             ),
-        ] = 4_000,
+        ] = limits.DETAIL_TOKENS_DEFAULT,
     ) -> ToolResult:
         """One past session's summary, key facts, code references and flagged exchanges."""
         s, summary, chunks = rt.store.session_detail(session_id)
