@@ -75,17 +75,6 @@ _PRAGMAS = (
 )
 
 
-def _check_folder(path: Path) -> None:
-    """A database that does not exist yet could be made at ``path`` (a file where a folder
-    should be is a setting to fix, not a memory to make later)."""
-    folder = next(p for p in path.parents if p.exists())
-    if not folder.is_dir():
-        raise BackendUnavailable(
-            f"Cannot use {path} for the database: {folder} is a file, not a folder. "
-            "Set BIGMIND_DB_PATH to a writable location."
-        )
-
-
 def _load_apsw() -> Any:
     try:
         import apsw
@@ -118,7 +107,7 @@ class SQLiteBackend:
         in_memory = str(path) == ":memory:"
         flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
         if not in_memory and not create and not Path(path).exists():
-            _check_folder(Path(path))
+            sqlitefile.check_folder(Path(path))
             raise NoMemoryYet(str(path))
         if not in_memory and create:
             p = Path(path)

@@ -47,6 +47,17 @@ def not_a_database(path: str | Path) -> DatabaseDamaged:
     )
 
 
+def check_folder(path: Path) -> None:
+    """A database that does not exist yet could be made at ``path`` (a file where a folder
+    should be is a setting to fix, not a memory to make later)."""
+    folder = next(p for p in path.parents if p.exists())
+    if not folder.is_dir():
+        raise BackendUnavailable(
+            f"Cannot use {path} for the database: {folder} is a file, not a folder. "
+            "Set BIGMIND_DB_PATH to a writable location."
+        )
+
+
 def open_failure(apsw: Any, path: str | Path, exc: BaseException) -> BackendUnavailable:
     """The error for a SQLite file that would not open, with the fix for its cause: damage,
     a folder or a missing folder given as the path, permissions, a lock, a full disk."""
