@@ -344,9 +344,8 @@ PRIVATE_TABLES = (
 
 async def alice_snapshot(w: World) -> dict[str, Any]:
     """Every private row of alice's, all columns, through her own memory_export."""
-    target = w.path("alice-snapshot.json")
-    await call(w.alice, "memory_export", output_path=str(target))
-    data = json.loads(target.read_text(encoding="utf-8"))
+    _, out = await call(w.alice, "memory_export", output_path=w.path("alice-snapshot.json").name)
+    data = json.loads(Path(out["path"]).read_text(encoding="utf-8"))
     return {k: data[k] for k in PRIVATE_TABLES}
 
 

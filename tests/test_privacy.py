@@ -389,9 +389,8 @@ async def _vacuum(w: World) -> None:
 
 @case("memory_export")
 async def _export(w: World) -> None:
-    target = w.path("bob.json")
-    _, data = await w.call("memory_export", output_path=str(target))
-    w.check("bob's export file", target.read_text(encoding="utf-8"))
+    _, data = await w.call("memory_export", output_path=w.path("bob.json").name)
+    w.check("bob's export file", Path(data["path"]).read_text(encoding="utf-8"))
     assert data["counts"]["sessions"] == data["counts"]["facts"] == 1
     assert data["counts"]["conversation_chunks"] == 1 and data["counts"]["hypotheses"] == 0
     assert data["counts"]["global_knowledge"] == 0  # alice promoted it
@@ -401,8 +400,8 @@ async def _export(w: World) -> None:
 async def _import(w: World) -> None:
     # Alice's own export, merged into bob's memory: refused as a whole (the message names a
     # session id of the file bob gave it).
-    hers = w.path("alice.json")
-    await call(w.alice, "memory_export", output_path=str(hers))
+    _, out = await call(w.alice, "memory_export", output_path=w.path("alice.json").name)
+    hers = Path(out["path"])
     in_file = [w.a.closed, w.a.open]
     msg = await w.refused("memory_import", input_path=str(hers), _allow=in_file)
     assert "belongs to another user" in msg

@@ -266,7 +266,7 @@ async def test_no_write_tool_stores_a_secret(client: Cli, runtime: Runtime, tmp_
     assert [s[:12] for s in w.secrets if s in seen] == []
     assert "[REDACTED:aws-access-key]" in seen and "[REDACTED:private-key]" in seen
 
-    _, data = await call(client, "memory_export", output_path=str(tmp_path / "after.json"))
+    _, data = await call(client, "memory_export", output_path="after.json")
     exported = Path(data["path"]).read_text(encoding="utf-8")
     assert [s[:12] for s in w.secrets if s in exported] == []
     assert "[REDACTED:jwt]" in exported

@@ -189,9 +189,8 @@ async def test_diff_sessions_tool(client: Cli) -> None:
 
 async def test_import_tool_round_trip(client: Cli, tmp_path: Path) -> None:
     await call(client, "memory_store_fact", category="decision", fact="Adopt ruff")
-    target = tmp_path / "e.json"
-    await call(client, "memory_export", output_path=str(target))
-    text, data = await call(client, "memory_import", input_path=str(target))
+    await call(client, "memory_export", output_path="e.json")  # into the exports folder
+    text, data = await call(client, "memory_import", input_path="e.json")  # found there
     assert sum(data["added"].values()) == 0 and "nothing new" in text
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format": "other"}))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.memory import correct, focus, globalkb, journal, people, savings, transfer
+from bigmind.memory import correct, exportpath, focus, globalkb, journal, people, savings, transfer
 from bigmind.search import keyword
 from bigmind.storage.connect import connect
 from bigmind.storage.db import SQLiteBackend
@@ -184,9 +184,9 @@ def test_import_path_resolution(tmp_path: Path, exported: Path) -> None:
     data_dir = tmp_path / "d"
     (data_dir / "exports").mkdir(parents=True)
     (data_dir / "exports" / "x.json").write_text(exported.read_text())
-    assert transfer.resolve_import_path("x.json", data_dir) == data_dir / "exports" / "x.json"
+    assert exportpath.resolve_import_path("x.json", data_dir) == data_dir / "exports" / "x.json"
     with pytest.raises(NotFound, match="No export file at") as refused:
-        transfer.resolve_import_path("missing.json", data_dir)
+        exportpath.resolve_import_path("missing.json", data_dir)
     assert "memory_export" in refused.value.message_for("tool")
     assert "`bigmind export`" in refused.value.message_for("cli")
 
