@@ -299,6 +299,13 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.doctor:doctor_arguments",
         json=True,
     ),
+    "backup": Command(
+        "bigmind.cli.backup:cmd_backup",
+        "Copy the SQLite memory into one file while it is in use (WAL included, checked).",
+        "bigmind backup ~/backups/bigmind-$(date +%F).db",
+        "bigmind.cli.backup:backup_arguments",
+        json=True,
+    ),
     "recover": Command(
         "bigmind.cli.recover:cmd_recover",
         "Salvage what SQLite can read of a damaged memory file into a new one (the old is kept).",
