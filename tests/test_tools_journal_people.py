@@ -267,3 +267,15 @@ async def test_ownership_across_users(client: Cli, bob: Cli) -> None:
     assert data["results"] == []
     text, _ = await call(bob, "memory_get_context")
     assert "alice" not in text.split("\n", 2)[2]
+
+
+async def test_remember_person_says_what_the_caps_trimmed(client: Cli) -> None:
+    for letter in "ab":
+        text, data = await call(
+            client, "memory_remember_person", username="ops", notes=letter * 3_900
+        )
+        assert "Trimmed" not in text and data["trimmed"] == []
+    text, data = await call(client, "memory_remember_person", username="ops", notes="c" * 3_900)
+    assert "Trimmed 1 oldest note line to stay within the caps." in text
+    assert data["trimmed"] == ["1 oldest note line"]
+    assert data["person"]["notes"].startswith("[1 older note lines trimmed]")
