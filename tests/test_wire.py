@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_calls import BIGMIND, Cli, refused
+from mcp_calls import BIGMIND, Cli, call, refused
 
 from bigmind.mcp import wire
 from bigmind.mcp.stdio import Ledger, Stdout, _relay_in
@@ -239,3 +239,13 @@ def test_bigmind_serve_answers_every_line_a_client_sends(tmp_path: Path) -> None
         key=repr,
     )
     assert json.loads(stats)["counts"]["sessions"] == 0  # the server went on serving
+
+
+@pytest.mark.anyio
+async def test_a_pattern_argument_is_bounded_where_it_enters(client: Cli) -> None:
+    """A 49,997-character topic once reached SQLite as 'LIKE or GLOB pattern too complex'."""
+    await call(client, "memory_start_session")
+    said = await refused(client, "memory_list_sessions", topic="A" * 49_997)
+    assert "'topic'" in said and "60" in said
+    _, data = await call(client, "memory_list_sessions", topic="A" * 60)  # a tag's length: fine
+    assert data["sessions"] == []

@@ -316,8 +316,10 @@ class Store:
     def list_sessions(
         self, limit: int = 10, topic: str | None = None, offset: int = 0
     ) -> list[Session]:
-        """This project's sessions (and those made in none), newest first."""
-        return self.sessions.page(check_limit(limit), offset, topic, self.project_key)
+        """This project's sessions (and those made in none), newest first; with ``topic``,
+        those tagged with it (a tag is at most limits.TOPIC characters: a longer one is no tag)."""
+        tag = optional_text("topic", topic, limits.TOPIC)
+        return self.sessions.page(check_limit(limit), offset, tag, self.project_key)
 
     def important_sessions(self, limit: int = 3, min_importance: int = 8) -> list[Session]:
         return self.sessions.important(limit, min_importance, self.project_key)
