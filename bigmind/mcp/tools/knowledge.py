@@ -51,7 +51,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         text += render.notices(rt.notices())
         more: dict[str, object] = {}
         # Facts bound to the files the question names lead the reply (memory_recall only).
-        if bound and (kinds is None or "fact" in limits.items(kinds)):
+        if bound and (kinds is None or "fact" in {k.strip() for k in limits.items(kinds)}):
             files = gotchas.for_files(rt.store, gotchas.named_in(query))
             if files:
                 text = "\n".join(gotchas.lines(files)) + "\n\n" + text
