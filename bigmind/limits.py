@@ -41,7 +41,8 @@ CATEGORY = 40
 TOPIC = 60
 # Counts and ranges.
 TOPICS = 20
-FILES = 50  # files named in one focus announcement
+FILES = 50  # files named in one focus announcement, or bound to one fact
+PATH = 1_000  # one file path
 RESULTS = 100  # the most results one call returns
 IMPORTANCE = (1, 10)
 STALE_DAYS = 3_650  # the longest "stale after" a health check or scan accepts

@@ -206,6 +206,7 @@ async def _fill_alice(w: World) -> None:
         confidence=0.4,
         session_id=a.closed,
         importance=9,
+        files=[SHARED_FILE],  # a gotcha of hers for a file bob edits too
     )
     a.fact = f["fact_id"]
     _, f = await call(
@@ -335,6 +336,7 @@ PRIVATE_TABLES = (
     "session_summaries",
     "facts",
     "fact_history",
+    "fact_files",
     "conversation_chunks",
     "hypotheses",
     "focus_announcements",

@@ -144,6 +144,9 @@ async def _recall(w: World) -> None:
     assert {r["kind"] for r in found} == {"fact", "chunk", "person", "global"}
     assert all(SHARED in r["text"] for r in found if r["kind"] in ("person", "global"))
     await _search(w, "memory_recall", kinds=["fact", "chunk", "summary", "hypothesis"])
+    # Alice's fact bound to a file bob also edits: never shown to him.
+    text, data = await w.call("memory_recall", query=f"why does {SHARED_FILE} break")
+    assert "gotchas" not in data and "Gotcha" not in text
 
 
 @case("memory_search_semantic")
@@ -282,7 +285,7 @@ async def _announce_focus(w: World) -> None:
         description=f"{BOB} edits billing",
         files=[SHARED_FILE],
     )
-    assert data["conflicts"] == [] and "⚠️" not in text
+    assert data["conflicts"] == [] and data["gotchas"] == [] and "⚠️" not in text
 
 
 @case("memory_get_active_sessions")

@@ -206,6 +206,7 @@ for preference, identity and person facts and to the project for the rest; pass
 | An architectural decision | memory_store_fact(category="decision") + memory_flag_important(rationale) |
 | A bug fixed | memory_store_fact(category="bugfix", fact="root cause + fix") |
 | A new module understood | memory_store_fact(category="codebase") |
+| A trap tied to files (a lock, an order, a flag) | memory_store_fact(category="gotcha", fact, files=[…]): shown when those files are focused or recalled |
 | A decisive exchange, non-trivial code | memory_flag_important(content, flag_reason) |
 | A fact is no longer true | memory_deprecate_fact(fact_id, reason) |
 | A fact is wrong or imprecise | memory_update_fact(fact_id, fact=…, reason=…) (the old text stays in its history) |

@@ -2,14 +2,15 @@
 
 :func:`write` renders the active facts seen from the current project (by category, each
 line tagged with its id: ``- [#12] text``), the open hypotheses and the recent sessions
-(reminders and gotcha lists are no kinds of memory yet; gotchas are facts of category
-``gotcha`` and show there). A comment at the top records each fact's id and the hash of the
-text it had, so :func:`pull` knows what the person changed:
+(gotchas are facts of category ``gotcha`` and show there; a fact bound to files has them on
+an indented ``files:`` line under it, read-only). A comment at the top records each fact's
+id and the hash of the text it had, so :func:`pull` knows what the person changed:
 
 - a fact line whose text (or category heading) changed → the fact is corrected
   (:func:`bigmind.memory.correct.update_fact`: the old version stays in its history);
 - a fact line deleted → the fact is deprecated;
 - a new ``- text`` line under a category heading → a new fact (deduplicated);
+- a fact keeps its files whatever is done to its text (the ``files:`` lines are not read);
 - a fact changed in memory since the mirror was written is left as memory has it (the
   edit would overwrite what someone else wrote): reported, and the mirror is rewritten.
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from bigmind import project as projects
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_category
-from bigmind.memory import journal
+from bigmind.memory import gotchas, journal
 from bigmind.memory.correct import update_fact
 from bigmind.memory.dedup import store_fact
 from bigmind.memory.markdown import read_file
@@ -95,16 +96,19 @@ def render(store: Store) -> tuple[str, int, int, int]:
         + (f", project `{p.key}`." if p else "."),
         "Edit the fact lines, then run `bigmind mirror --pull`: change a line's text to correct "
         "that fact, delete a line to deprecate it, add `- text` under a category to add a fact. "
-        "Keep the `[#id]` tags. Hypotheses and sessions are read-only here.",
+        "Keep the `[#id]` tags. Files, hypotheses and sessions are read-only here.",
         "",
         "## Facts",
     ]
     category = None
+    files = gotchas.of_facts(store, [f.id for f in facts])
     for f in facts:
         if f.category != category:
             category = f.category
             lines += ["", f"### {category}", ""]
         lines.append(f"- [#{f.id}] {_one_line(f.fact)}")
+        if f.id in files:
+            lines.append("  files: " + ", ".join(f"`{p}`" for p in files[f.id]))
     if not facts:
         lines += ["", "(none yet)"]
     if len(facts) == MAX_FACTS:

@@ -57,6 +57,8 @@ TABLES = (
     Table("facts", ("content_hash", "created_at"), ("category", "fact")),
     # A fact's earlier versions travel with it: imported for the facts an import adds.
     Table("fact_history", ("fact_id", "version"), ("fact_id", "version", "category", "fact")),
+    # The files a fact is bound to travel with it the same way.
+    Table("fact_files", ("fact_id", "path"), ("fact_id", "path", "name")),
     Table("conversation_chunks", ("session_id", "seq"), ("session_id", "role", "content", "seq")),
     Table("hypotheses", ("hypothesis", "created_at"), ("hypothesis",)),
     Table(
@@ -256,7 +258,7 @@ def _merge(
                     row["status"], row["approved_by"] = "pending", None
                 if row.get("approved_by") and not copier.user_exists(tx, row["approved_by"]):
                     row["approved_by"] = None  # a curator of the source database
-                if t.name == "fact_history":
+                if t.name in ("fact_history", "fact_files"):
                     if row.get("fact_id") not in fact_ids:  # its fact was here already
                         skipped += 1
                         continue

@@ -64,6 +64,7 @@ TABLES: tuple[Spec, ...] = (
     Spec("facts", same=("user_id", "created_at"), users=("user_id",)),
     Spec("fact_history", same=("fact_id", "version"), users=("user_id",)),
     Spec("fact_links", same=("fact_id", "other_id", "kind"), users=("user_id",)),
+    Spec("fact_files", same=("fact_id", "path"), users=("user_id",)),
     Spec("conversation_chunks", same=("session_id", "seq"), users=("user_id",)),
     Spec("hypotheses", same=("user_id", "created_at"), users=("user_id",)),
     Spec("people", same=("username",), users=("added_by",)),

@@ -582,6 +582,28 @@ def _m0018_implicit_sessions(tx: Tx, dialect: str) -> None:
     _add_columns(tx, "sessions", {"implicit": "INTEGER DEFAULT 0"}, dialect)
 
 
+def _m0020_fact_files(tx: Tx, dialect: str) -> None:
+    """The files a fact is about (``fact_files``: a gotcha shown when its file is focused or
+    recalled). ``name`` is the path's last component, lower-cased, for an indexed lookup; rows
+    go with their fact (``ON DELETE CASCADE``)."""
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE TABLE IF NOT EXISTS fact_files (
+    id         {id},
+    fact_id    BIGINT NOT NULL REFERENCES facts(id) ON DELETE CASCADE,
+    user_id    TEXT NOT NULL REFERENCES users(id),
+    path       TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    created_at {ts} NOT NULL,
+    UNIQUE (fact_id, path)
+);
+CREATE INDEX IF NOT EXISTS idx_fact_files_user_name ON fact_files(user_id, name);
+""",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -601,6 +623,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0016_fact_links", _m0016_fact_links),
     Migration("0017_fact_retirement", _m0017_fact_retirement),
     Migration("0018_implicit_sessions", _m0018_implicit_sessions),
+    Migration("0020_fact_files", _m0020_fact_files),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

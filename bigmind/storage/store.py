@@ -43,6 +43,7 @@ from bigmind.models import (
 from bigmind.storage import autoline
 from bigmind.storage.chunks import Chunks
 from bigmind.storage.db import Backend, Tx
+from bigmind.storage.fact_files import FactFiles
 from bigmind.storage.facts import Facts, fact_from_row
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
@@ -101,6 +102,7 @@ class Store:
         self.sessions = Sessions(backend, self.uid)
         self.facts = Facts(backend, self.uid)
         self.links = FactLinks(backend, self.uid)
+        self.fact_files = FactFiles(backend, self.uid)
         self.chunks = Chunks(backend, self.uid)
         self.profiles = Profiles(backend, self.uid)
 
@@ -341,11 +343,13 @@ class Store:
         scope: str | None = None,
         *,
         then: Callable[[Tx, Fact], None] | None = None,
+        files: Sequence[str] = (),
     ) -> tuple[Fact, bool, SessionRef | None]:
         """Store a fact in the current project (see :meth:`fact_scope`). Returns (fact,
         created, session); an identical active fact seen from this project is reused.
         ``then`` runs in the same transaction once a new fact is inserted (the duplicate and
-        conflict check records its outcome there)."""
+        conflict check records its outcome there). ``files`` (normalised paths) are bound to
+        the fact, new or reused."""
         cat = check_category(category)
         text = stored_text("fact", fact, limits.FACT)
         conf = check_unit("confidence", confidence)
@@ -357,6 +361,7 @@ class Store:
         with self.db.transaction() as tx:
             dup = self.facts.active_with_hash(digest, tx, key)
             if dup is not None:
+                self.fact_files.add(tx, dup.id, files, ts)
                 return dup, False, None
             # Omitted: the fact belongs to the open session of this project, if there is one
             # (a fact alone never opens a session).
@@ -373,6 +378,7 @@ class Store:
                 project=key,
                 scope=where,
             )
+            self.fact_files.add(tx, created.id, files, ts)
             if then is not None:
                 then(tx, created)
         return created, True, ref

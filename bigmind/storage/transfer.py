@@ -18,6 +18,7 @@ OWNED = {
     " WHERE x.user_id = ? ORDER BY s.created_at",
     "facts": "SELECT * FROM facts WHERE user_id = ? ORDER BY id",
     "fact_history": "SELECT * FROM fact_history WHERE user_id = ? ORDER BY fact_id, version",
+    "fact_files": "SELECT * FROM fact_files WHERE user_id = ? ORDER BY id",
     "conversation_chunks": "SELECT * FROM conversation_chunks WHERE user_id = ? ORDER BY id",
     "hypotheses": "SELECT * FROM hypotheses WHERE user_id = ? ORDER BY id",
     "focus_announcements": "SELECT * FROM focus_announcements WHERE user_id = ? ORDER BY id",

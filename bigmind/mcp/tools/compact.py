@@ -14,6 +14,7 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge
+from bigmind.mcp.tools.knowledge import Files
 from bigmind.mcp.tools.sessions import SessionId, Topics
 
 # Served as they are: their arguments are already few.
@@ -42,11 +43,12 @@ def register(mcp: FastMCP, full: Catalog) -> None:
         importance: Importance = 5,
         scope: Literal["project", "global"] | None = None,
         session_id: SessionId = None,
+        files: Files = None,
     ) -> ToolResult:
         """Store one durable fact (preference, decision, bug root cause…) unasked; never
         secrets. A repeat returns its id."""
         return full["memory_store_fact"](
-            category, fact, session_id=session_id, importance=importance, scope=scope
+            category, fact, session_id=session_id, importance=importance, scope=scope, files=files
         )
 
     @tool(annotations=WRITE, run_in_thread=False)
