@@ -100,6 +100,11 @@ RITUAL: tuple[Step, ...] = (
     Step("During", "memory_deprecate_fact(fact_id, reason)", "a fact no longer true"),
     Step(
         "During",
+        "memory_record_attempt(approach, outcome, why)",
+        "an approach that failed (or worked): trying a failed one again is warned",
+    ),
+    Step(
+        "During",
         "memory_remember_person(username, …)",
         "a colleague",
         ("memory_recall_person", "memory_list_people"),

@@ -582,6 +582,29 @@ def _m0018_implicit_sessions(tx: Tx, dialect: str) -> None:
     _add_columns(tx, "sessions", {"implicit": "INTEGER DEFAULT 0"}, dialect)
 
 
+def _m0021_attempts(tx: Tx, dialect: str) -> None:
+    """Approaches an agent tried and whether they failed or worked (memory_record_attempt): a
+    later focus or recall close to a failed one is warned. Seen from their project and, made
+    outside any, from everywhere, like hypotheses."""
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE TABLE IF NOT EXISTS attempts (
+    id         {id},
+    user_id    TEXT NOT NULL REFERENCES users(id),
+    session_id TEXT REFERENCES sessions(id),
+    project    TEXT,
+    approach   TEXT NOT NULL,
+    outcome    TEXT NOT NULL CHECK (outcome IN ('failed', 'worked')),
+    why        TEXT,
+    created_at {ts} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_attempts_user_outcome ON attempts(user_id, outcome);
+""",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -601,6 +624,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0016_fact_links", _m0016_fact_links),
     Migration("0017_fact_retirement", _m0017_fact_retirement),
     Migration("0018_implicit_sessions", _m0018_implicit_sessions),
+    Migration("0021_attempts", _m0021_attempts),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import diff, focus, savings
+from bigmind.memory import attempts, diff, focus, savings
 from bigmind.runtime import Runtime
 
 Files = Annotated[list[str] | str | None, Field(description="Paths you are editing.")]
@@ -33,8 +33,14 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         for c in mine:
             others = ", ".join(f"`{s}`" for s in c.session_ids if s != f.session_id)
             text += f"\n⚠️ {c.path} is also being worked on in session {others}."
+        tried = attempts.warnings(rt.store, description, rt.semantic)
+        text += attempts.block(tried)
         return result(
-            text, session_id=f.session_id, focus_id=f.id, conflicts=[c.path for c in mine]
+            text,
+            session_id=f.session_id,
+            focus_id=f.id,
+            conflicts=[c.path for c in mine],
+            failed_attempts=[e.as_dict() for e in tried],
         )
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)

@@ -11,7 +11,7 @@ from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import correct, dedup, forget, rivals
+from bigmind.memory import attempts, correct, dedup, forget, rivals
 from bigmind.runtime import Runtime
 
 Query = Annotated[
@@ -44,8 +44,14 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         text = render.hits(hits, query, what)
         if found.note:
             text += "\n" + found.note
-        text += render.notices(rt.notices())
-        return result(text, results=[h.as_dict() for h in hits], note=found.note or None)
+        tried = attempts.warnings(rt.store, query, rt.semantic)
+        text += attempts.block(tried) + render.notices(rt.notices())
+        return result(
+            text,
+            results=[h.as_dict() for h in hits],
+            note=found.note or None,
+            failed_attempts=[e.as_dict() for e in tried],
+        )
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
