@@ -19,6 +19,7 @@ from bigmind.memory import attempts, forget, mirror, transfer
 from bigmind.project import Project
 from bigmind.runtime import Runtime
 from bigmind.storage.store import Store
+from bigmind.storage.vectors import VectorTables
 
 pytestmark = pytest.mark.anyio
 
@@ -185,3 +186,14 @@ def test_the_mirror_lists_the_approaches_that_failed(store: Store) -> None:
     text, *_ = mirror.render(store)
     section = text.split("## Approaches that failed", 1)[1].split("##", 1)[0]
     assert f"(a{a.id}) {REDIS} — {WHY}" in section and "cookies" not in section
+
+
+def test_an_upgraded_database_gets_the_attempt_vector_table(store: Store) -> None:
+    """Vector tables are made when a model is adopted: a database that adopted one before
+    attempts existed gets theirs when the model is next loaded, and nothing else changes."""
+    tables = VectorTables(store.db)
+    tables.adopt("some-model", 4)
+    with store.db.transaction() as tx:
+        tx.script("DROP TABLE vec_attempt")
+    assert tables.ensure(4) == ["attempt"] and store.db.table_exists("vec_attempt")
+    assert tables.ensure(4) == [] and tables.model() == ("some-model", 4)

@@ -45,6 +45,10 @@ async def _session_loop(params: StdioServerParameters, errlog: Path) -> str:
                     {"category": "preference", "fact": "Survives restarts", "session_id": sid},
                 )
                 await session.call_tool(
+                    "memory_record_attempt",
+                    {"approach": "Poll the queue every second", "outcome": "failed", "why": "CPU"},
+                )
+                await session.call_tool(
                     "memory_end_session",
                     {
                         "session_id": sid,
@@ -71,6 +75,8 @@ async def test_serve_over_stdio_and_data_survives_restart(tmp_path: Path) -> Non
                 assert "Survives restarts" in r.content[0].text
                 r = await session.call_tool("memory_get_context", {})
                 assert "stdio loop" in r.content[0].text
+                r = await session.call_tool("memory_recall", {"query": "poll the queue"})
+                assert "failed because CPU" in r.content[0].text
                 r = await session.call_tool("memory_get_session_detail", {"session_id": sid})
                 assert "Drove the server over stdio." in r.content[0].text
 

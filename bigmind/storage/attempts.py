@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, in_project
+from bigmind.storage.table import ANYWHERE, Table, containing, containing_params
 
 OUTCOMES = ("failed", "worked")
 
@@ -73,16 +73,7 @@ class Attempts(Table):
         self, outcome: str | None, limit: int, project: str | None = ANYWHERE
     ) -> list[Attempt]:
         """With ``outcome`` (None: any), seen from ``project``, newest first."""
-        seen, more = in_project("project", project)
-        where, args = f"user_id = ? AND {seen}", [self.uid, *more]
-        if outcome is not None:
-            where += " AND outcome = ?"
-            args.append(outcome)
-        rows = self.db.query(
-            f"SELECT {COLUMNS} FROM attempts WHERE {where}"
-            " ORDER BY created_at DESC, id DESC LIMIT ?",
-            (*args, limit),
-        )
+        rows = self._newest("attempts", COLUMNS, {"outcome": outcome}, limit, project)
         return [attempt_from_row(r) for r in rows]
 
     def in_session(self, session_id: str) -> list[int]:
