@@ -31,7 +31,8 @@ You have BigMind, a persistent memory that outlives this conversation.
    "🧠 BigMind Session: `<id>`" it returns in the chat. If a message already names a BigMind
    session id, you are a child task: pass that id as session_id and do not start or end sessions.
 2. BEFORE a task: memory_recall("plain question") searches all memory by keywords and meaning;
-   memory_journal(action="add") records your prediction, action="resolve" its outcome.
+   memory_journal(action="add") records your prediction, action="resolve" its outcome,
+   action="attempt" an approach that failed (or worked) and why: trying it again is warned.
 3. DURING: memory_store_fact for durable truths (preferences, decisions, constraints, codebase
    facts, bug root causes); memory_flag_important for decisive exchanges. Don't wait to be asked.
    memory_fix_fact updates, deprecates or forgets a fact that is wrong or outdated.
