@@ -49,6 +49,7 @@ class Alice:
     hypothesis: int = 0  # open
     resolved: int = 0
     focus: int = 0  # a focus announcement of her closed session
+    attempt: int = 0  # a failed approach, in her closed session
     approved_entry: int = 0  # company knowledge she promoted and approved (shared)
     pending_entry: int = 0
 
@@ -254,6 +255,15 @@ async def _fill_alice(w: World) -> None:
         files=[f"src/{MARKER}_vault.py", SHARED_FILE],
     )
     a.focus = fo["focus_id"]
+    _, t = await call(
+        cl,
+        "memory_record_attempt",
+        approach=f"{MARKER} tried: open the {LURE} with a crowbar",
+        outcome="failed",
+        why=f"{MARKER} the crowbar bent",
+        session_id=a.closed,
+    )
+    a.attempt = t["attempt_id"]
     await call(
         cl,
         "memory_log_token_save",

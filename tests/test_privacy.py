@@ -220,6 +220,7 @@ async def _forget(w: World) -> None:
         ("hypothesis", a.hypothesis),
         ("hypothesis", a.resolved),
         ("focus", a.focus),
+        ("attempt", a.attempt),
     ):
         await w.refused_like_unknown("memory_forget", "id", theirs, UNKNOWN_INT, kind=kind)
     for kind in ("session", "summary"):
@@ -239,6 +240,19 @@ async def _add_hypothesis(w: World) -> None:
             "memory_add_hypothesis", "session_id", sid, new_sid(), hypothesis=f"{BOB} guesses"
         )
     await w.call("memory_add_hypothesis", hypothesis=f"{BOB} guesses")
+
+
+@case("memory_record_attempt")
+async def _record_attempt(w: World) -> None:
+    args = {"approach": f"{BOB} pries the {LURE}", "outcome": "failed", "why": "stuck"}
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown("memory_record_attempt", "session_id", sid, new_sid(), **args)
+    await w.call("memory_record_attempt", **args)
+    # Alice's failed approach, in her very words: never a warning to bob.
+    text, data = await w.call(
+        "memory_announce_focus", description=f"open the {LURE} with a crowbar"
+    )
+    assert all(t["approach"].startswith(BOB) for t in data["failed_attempts"]), text
 
 
 @case("memory_resolve_hypothesis")

@@ -62,6 +62,14 @@ async def _seed(client: Cli) -> dict[str, Any]:
         client, "memory_flag_important", content="Kafka retention is 7 days", flag_reason="ops"
     )
     await call(client, "memory_add_hypothesis", hypothesis="Kafka lag causes the payment delay")
+    # A failed approach the reads below come close to: their warning reads it, writes nothing.
+    await call(
+        client,
+        "memory_record_attempt",
+        approach="Raise the Kafka partitions for payments",
+        outcome="failed",
+        why="ordering broke",
+    )
     await call(client, "memory_remember_person", username="dana", role="SRE", expertise=["kafka"])
     await call(
         client,

@@ -184,6 +184,17 @@ async def _add_hypothesis(w: World) -> None:
     await w.stores("memory_add_hypothesis", hypothesis=text, session_id=w.session)
 
 
+@writes("memory_record_attempt")
+async def _record_attempt(w: World) -> None:
+    await w.stores(
+        "memory_record_attempt",
+        approach=f"Deploy with the token {w.secret('github-pat')}",
+        outcome="failed",
+        why=f"{w.secret('npm-token')} had no publish scope",
+        session_id=w.session,
+    )
+
+
 @writes("memory_resolve_hypothesis")
 async def _resolve_hypothesis(w: World) -> None:
     _, data = await call(w.client, "memory_add_hypothesis", hypothesis="The bot token expired")

@@ -61,6 +61,7 @@ TABLES = (
     Table("fact_files", ("fact_id", "path"), ("fact_id", "path", "name")),
     Table("conversation_chunks", ("session_id", "seq"), ("session_id", "role", "content", "seq")),
     Table("hypotheses", ("hypothesis", "created_at"), ("hypothesis",)),
+    Table("attempts", ("approach", "created_at"), ("approach", "outcome")),
     Table(
         "focus_announcements",
         ("session_id", "created_at", "description"),

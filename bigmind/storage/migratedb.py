@@ -70,6 +70,7 @@ TABLES: tuple[Spec, ...] = (
     Spec("people", same=("username",), users=("added_by",)),
     Spec("focus_announcements", same=("session_id", "created_at"), users=("user_id",)),
     Spec("token_saves", same=("user_id", "created_at"), users=("user_id",)),
+    Spec("attempts", same=("user_id", "created_at"), users=("user_id",)),
     Spec("memory_usage", ("kind", "item_id", "user_id"), users=("user_id",)),
     Spec("embedding_state", ("key",), vectors=True),
     Spec("embeddings", same=("kind", "item_id"), users=("user_id",), vectors=True),

@@ -85,14 +85,21 @@ def register(mcp: FastMCP, full: Catalog) -> None:
     @tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_journal(
-        action: Literal["add", "resolve", "list"],
+        action: Literal["add", "resolve", "list", "attempt"],
         text: Annotated[
-            str | None, Field(description="add: the prediction; resolve: what happened.")
+            str | None,
+            Field(description="add: the prediction; resolve: what happened; attempt: approach."),
         ] = None,
         id: Id = None,
         status: Literal["confirmed", "refuted", "abandoned"] = "confirmed",
+        outcome: Literal["failed", "worked"] = "failed",
+        why: str | None = None,
     ) -> ToolResult:
-        """Hypotheses: add one before a non-trivial task, resolve it after, list the open."""
+        """Hypotheses: add one before a non-trivial task, resolve it after, list the open.
+        attempt: record an approach that failed or worked, and why."""
+        if action == "attempt":
+            needed(text, "text", f"action={action!r}")
+            return full["memory_record_attempt"](text, outcome, why)
         if action == "add":
             needed(text, "text", f"action={action!r}")
             return full["memory_add_hypothesis"](text)

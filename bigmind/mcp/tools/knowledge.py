@@ -11,7 +11,7 @@ from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import correct, dedup, forget, gotchas, rivals
+from bigmind.memory import attempts, correct, dedup, forget, gotchas, rivals
 from bigmind.runtime import Runtime
 
 Query = Annotated[
@@ -48,8 +48,9 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         text = render.hits(hits, query, what)
         if found.note:
             text += "\n" + found.note
-        text += render.notices(rt.notices())
-        more: dict[str, object] = {}
+        tried = attempts.warnings(rt.store, query, rt.semantic)
+        text += attempts.block(tried) + render.notices(rt.notices())
+        more: dict[str, object] = {"failed_attempts": [e.as_dict() for e in tried]}
         # Facts bound to the files the question names lead the reply (memory_recall only).
         if bound and (kinds is None or "fact" in {k.strip() for k in limits.items(kinds)}):
             files = gotchas.for_files(rt.store, gotchas.named_in(query))
