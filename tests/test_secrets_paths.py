@@ -389,8 +389,11 @@ def test_bigmind_mirror_pull_redacts_an_edited_and_a_new_line(
 
 # -- the validators -------------------------------------------------------------------------------
 # "id" and "text": what memory_forget and purge look for (a pasted secret must match itself).
-NOT_STORED = {"username", "session_id", "ide_hint", "query", "method_used", "project", "id", "text"}
-NOT_STORED.add("topic")  # a session list filtered by a tag: read, never kept
+# Read, never kept: names, ids, queries, and the tag a session list is filtered by.
+NOT_STORED = {
+    *("username", "session_id", "ide_hint", "query", "method_used", "project", "id", "text"),
+    "topic",
+}
 
 
 def _plain_checks() -> list[tuple[str, int, str]]:
