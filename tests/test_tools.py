@@ -332,3 +332,10 @@ async def test_unexpected_database_problem_is_a_clear_tool_error(tmp_path: Path)
         assert len(await c.list_tools()) >= 17  # the server answers without a database
         msg = await refused(c, "memory_get_context")
         assert "BIGMIND_DB_PATH" in msg
+
+
+async def test_a_tilde_is_a_file_name_to_the_export_tool(client: Cli, tmp_path: Path) -> None:
+    _, data = await call(client, "memory_export", output_path="~0")  # fuzzing found it
+    assert data["path"] == str(tmp_path / "data" / "exports" / "~0")
+    said = await refused(client, "memory_import", input_path="~nobody-such-user/x.json")
+    assert "without ~" in said or "No export file" in said

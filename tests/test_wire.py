@@ -249,3 +249,9 @@ async def test_a_pattern_argument_is_bounded_where_it_enters(client: Cli) -> Non
     assert "'topic'" in said and "60" in said
     _, data = await call(client, "memory_list_sessions", topic="A" * 60)  # a tag's length: fine
     assert data["sessions"] == []
+
+
+@pytest.mark.anyio
+async def test_an_unknown_argument_with_an_odd_name_is_quoted_on_the_one_line(client: Cli) -> None:
+    said = await refused(client, "memory_deprecate_fact", fact_id=1, reason="x", **{"\n": None})
+    assert '"\\n"' in said and "\n" not in said

@@ -117,12 +117,18 @@ def explain(schema: Mapping[str, Any], errors: Sequence[ErrorDetails]) -> str:
 
 def _unknown(names: list[str], known: list[str]) -> str:
     s = "s" if len(names) > 1 else ""
-    said = f"unknown argument{s} {', '.join(names)}"
+    said = f"unknown argument{s} {', '.join(_name(n) for n in names)}"
     close = [m for n in names for m in difflib.get_close_matches(n, known, n=1)]
     if close:
         said += f" (did you mean {', '.join(close)}?)"
     takes = ", ".join(known) if known else "no arguments"
     return f"{said}; this tool takes: {takes}"
+
+
+def _name(name: str) -> str:
+    """An argument's name as sent: as it is when it looks like one, else quoted (a newline or a
+    long name stays off the one line)."""
+    return name if name.isidentifier() and len(name) <= SHOWN else _shown(name)
 
 
 def _wrong(arg: str, prop: Mapping[str, Any], e: ErrorDetails) -> str:

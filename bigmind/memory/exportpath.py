@@ -60,7 +60,7 @@ def resolve_export_path(
         return default_export_path(data_dir)
     raw = output_path.strip()
     check_path_text(raw, "output_path" if confined else "The output path")
-    p = Path(raw).expanduser()
+    p = Path(raw) if confined else _home(raw)  # `~` is the shell's: a file name to the tool
     if not p.is_absolute():
         p = exports / p
     if confined:
@@ -77,6 +77,14 @@ def resolve_export_path(
             tool="Choose another output_path.",
         )
     return p
+
+
+def _home(raw: str) -> Path:
+    """``raw`` with a leading ``~`` or ``~user`` expanded; an unknown user is refused."""
+    try:
+        return Path(raw).expanduser()
+    except RuntimeError as exc:  # "Could not determine home directory"
+        raise InvalidInput(f"{raw}: {exc}; give the path without ~.") from exc
 
 
 def _confine(p: Path, exports: Path) -> None:
@@ -115,7 +123,7 @@ def resolve_import_path(input_path: str, data_dir: Path) -> Path:
             cli="Give the path `bigmind export` printed.",
         )
     check_path_text(raw, "input_path")
-    p = Path(raw).expanduser()
+    p = _home(raw)
     candidates = [p] if p.is_absolute() else [exports_folder(data_dir) / p, Path.cwd() / p]
     for c in candidates:
         if c.is_file():
