@@ -16,6 +16,7 @@ rewrites the tables that held the text (``VACUUM FULL``). What a forget of each 
   to it — and the answer names them, to be forgotten one by one if they must go too.
 - ``hypothesis``, ``person`` (shared: by whoever added them, a curator, or anyone in personal
   mode), ``focus`` (one focus announcement): the row, its vector and use counts.
+- ``reminder``: the row (a session forgotten keeps its reminders, without the link).
 
 Nothing about a forgotten memory is kept, not even a log line with its text or the reason.
 """
@@ -40,11 +41,12 @@ from bigmind.storage.focus import FocusAnnouncements
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
 from bigmind.storage.people import People
+from bigmind.storage.reminders import Reminders
 from bigmind.storage.savings import Savings
 from bigmind.storage.store import Store
 from bigmind.storage.vectors import CONTEXT_TURNS, table
 
-KINDS = ("fact", "chunk", "summary", "session", "hypothesis", "person", "focus")
+KINDS = ("fact", "chunk", "summary", "session", "hypothesis", "person", "focus", "reminder")
 LABEL_CHARS = 100
 NAMED = 5  # memories an answer names one by one; more are counted per kind
 BULK = 100  # memories past which one forget deletes in bulk (full-text indexes merged after)
@@ -59,9 +61,10 @@ TEXT_TABLES = {
     "hypothesis": ("hypotheses",),
     "person": ("people",),
     "focus": ("focus_announcements",),
+    "reminder": ("reminders",),
 }
 # Rows a forget only unlinks or counts: a plain VACUUM tidies them.
-LINK_TABLES = {"session": ("facts", "hypotheses", "token_saves", "global_knowledge")}
+LINK_TABLES = {"session": ("facts", "hypotheses", "token_saves", "global_knowledge", "reminders")}
 VECTOR_KINDS = {
     "fact": ("fact",),
     "chunk": ("chunk", "chunk_context"),
@@ -70,6 +73,7 @@ VECTOR_KINDS = {
     "hypothesis": ("hypothesis",),
     "person": ("person",),
     "focus": (),
+    "reminder": (),
 }
 
 
@@ -81,6 +85,7 @@ PLURALS = {
     "hypothesis": "hypotheses",
     "person": "people",
     "focus": "focus announcements",
+    "reminder": "reminders",
 }
 NAMES = {  # what the answer counts, singular and plural
     "facts": "fact",
@@ -91,6 +96,7 @@ NAMES = {  # what the answer counts, singular and plural
     "hypotheses": "hypothesis",
     "people": "person",
     "focus announcements": "focus announcement",
+    "reminders": "reminder",
     "vectors": "vector",
     "use counts": "use count",
 }
@@ -207,6 +213,9 @@ def _label(store: Store, kind: str, n: int) -> str | None:
     if kind == "hypothesis":
         h = Hypotheses(store.db, store.uid).get(n)
         return None if h is None else _excerpt(h.hypothesis)
+    if kind == "reminder":
+        r = Reminders(store.db, store.uid).get(n)
+        return None if r is None else _excerpt(r.text)
     fa = FocusAnnouncements(store.db, store.uid).get(n)
     return None if fa is None else f"session {fa.session_id[:8]}…: {_excerpt(fa.description)}"
 
@@ -243,8 +252,8 @@ def preview(store: Store, target: Target) -> list[str]:
         return ["the exchange, its full-text entry and its vectors"]
     if target.kind == "summary":
         return ["the session's Tier-2 summary, its full-text entry and its vector"]
-    if target.kind == "focus":
-        return ["the focus announcement"]
+    if target.kind in ("focus", "reminder"):
+        return [f"the {'focus announcement' if target.kind == 'focus' else 'reminder'}"]
     if target.kind == "person":
         return ["the person (everyone using this database sees the people list), their vector"]
     if target.kind != "session":
@@ -315,6 +324,8 @@ def find(store: Store, text: str) -> Found:
             )
     for r in Hypotheses(db, uid).holding(needle, FIND_LIMIT):
         out.append(Target("hypothesis", str(r["id"]), label(r["hypothesis"])))
+    for r in Reminders(db, uid).holding(needle, FIND_LIMIT):
+        out.append(Target("reminder", str(r["id"]), label(r["text"])))
     for fa in FocusAnnouncements(db, uid).holding(needle, FIND_LIMIT):
         if fa.session_id not in sessions:
             out.append(Target("focus", str(fa.id), label(fa.description)))
@@ -412,6 +423,8 @@ def _forget_one(store: Store, tx: Tx, t: Target, done: Forgotten) -> None:
         if People(db, uid).delete(tx, int(t.id)):
             done.count("people", 1)
             _derived(tx, "person", [t.id], None, done)
+    elif t.kind == "reminder":
+        done.count("reminders", int(Reminders(db, uid).delete(tx, int(t.id))))
     else:
         gone = FocusAnnouncements(db, uid).delete(tx, [int(t.id)])
         done.count("focus announcements", len(gone))
@@ -439,6 +452,7 @@ def _session(store: Store, tx: Tx, session_id: str, done: Forgotten) -> None:
     for kind, ids in (
         ("facts", store.facts.unlink_session(tx, session_id)),
         ("hypotheses", Hypotheses(db, uid).unlink_session(tx, session_id)),
+        ("reminders", Reminders(db, uid).unlink_session(tx, session_id)),
     ):
         if ids:
             done.kept.setdefault(kind, []).extend(str(i) for i in ids)

@@ -1,9 +1,8 @@
 """A readable Markdown copy of a project's memory, and a person's edits of it applied back.
 
 :func:`write` renders the active facts seen from the current project (by category, each
-line tagged with its id: ``- [#12] text``), the open hypotheses and the recent sessions
-(reminders and gotcha lists are no kinds of memory yet; gotchas are facts of category
-``gotcha`` and show there). A comment at the top records each fact's id and the hash of the
+line tagged with its id: ``- [#12] text``), the open hypotheses, the reminders not done yet
+and the recent sessions (gotchas are facts of category ``gotcha`` and show there). A comment at the top records each fact's id and the hash of the
 text it had, so :func:`pull` knows what the person changed:
 
 - a fact line whose text (or category heading) changed → the fact is corrected
@@ -13,7 +12,7 @@ text it had, so :func:`pull` knows what the person changed:
 - a fact changed in memory since the mirror was written is left as memory has it (the
   edit would overwrite what someone else wrote): reported, and the mirror is rewritten.
 
-Only the Facts section is read back; hypotheses and sessions are there to be read.
+Only the Facts section is read back; hypotheses, reminders and sessions are there to be read.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from pathlib import Path
 from bigmind import project as projects
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_category
-from bigmind.memory import journal
+from bigmind.memory import journal, reminders
 from bigmind.memory.correct import update_fact
 from bigmind.memory.dedup import store_fact
 from bigmind.memory.markdown import read_file
@@ -95,7 +94,7 @@ def render(store: Store) -> tuple[str, int, int, int]:
         + (f", project `{p.key}`." if p else "."),
         "Edit the fact lines, then run `bigmind mirror --pull`: change a line's text to correct "
         "that fact, delete a line to deprecate it, add `- text` under a category to add a fact. "
-        "Keep the `[#id]` tags. Hypotheses and sessions are read-only here.",
+        "Keep the `[#id]` tags. Hypotheses, reminders and sessions are read-only here.",
         "",
         "## Facts",
     ]
@@ -113,6 +112,7 @@ def render(store: Store) -> tuple[str, int, int, int]:
     lines += ["", "## Open hypotheses", ""]
     lines += [f"- (h{h.id}, {h.confidence:.0%}) {_one_line(h.hypothesis)}" for h in hyps]
     lines += [] if hyps else ["(none)"]
+    lines += ["", "## Reminders", "", *(_reminder_lines(store) or ["(none)"])]
     sessions = store.list_sessions(SESSIONS)
     lines += ["", "## Recent sessions", ""]
     for s in sessions:
@@ -120,6 +120,14 @@ def render(store: Store) -> tuple[str, int, int, int]:
         lines.append(f"- {s.started_at[:10]} `{s.id}` ({state}): {_one_line(s.one_liner)}")
     lines += [] if sessions else ["(none)"]
     return "\n".join(lines) + "\n", len(facts), len(hyps), len(sessions)
+
+
+def _reminder_lines(store: Store) -> list[str]:
+    """The reminders not done yet, seen from the project: when each is due, and its text."""
+    return [
+        f"- (r{r.id}, due {reminders.when_text(r)}) {_one_line(r.text)}"
+        for r in reminders.pending(store, project=store.project_key)
+    ]
 
 
 def write(store: Store, path: Path) -> Written:

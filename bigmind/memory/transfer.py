@@ -60,6 +60,7 @@ TABLES = (
     Table("fact_history", ("fact_id", "version"), ("fact_id", "version", "category", "fact")),
     Table("conversation_chunks", ("session_id", "seq"), ("session_id", "role", "content", "seq")),
     Table("hypotheses", ("hypothesis", "created_at"), ("hypothesis",)),
+    Table("reminders", ("text", "created_at"), ("text", "created_at")),
     Table(
         "focus_announcements",
         ("session_id", "created_at", "description"),

@@ -20,6 +20,7 @@ OWNED = {
     "fact_history": "SELECT * FROM fact_history WHERE user_id = ? ORDER BY fact_id, version",
     "conversation_chunks": "SELECT * FROM conversation_chunks WHERE user_id = ? ORDER BY id",
     "hypotheses": "SELECT * FROM hypotheses WHERE user_id = ? ORDER BY id",
+    "reminders": "SELECT * FROM reminders WHERE user_id = ? ORDER BY id",
     "focus_announcements": "SELECT * FROM focus_announcements WHERE user_id = ? ORDER BY id",
     "token_saves": "SELECT * FROM token_saves WHERE user_id = ? ORDER BY id",
     "people": "SELECT * FROM people WHERE added_by = ? ORDER BY id",

@@ -19,7 +19,7 @@ from bigmind.mcp.tools.sessions import SessionId, Topics
 # Served as they are: their arguments are already few.
 AS_IS = ("memory_start_session", "memory_recall", "memory_flag_important")
 
-Id = Annotated[int | None, Field(ge=1, description="The hypothesis (resolve).")]
+Id = Annotated[int | None, Field(ge=1, description="resolve: the hypothesis; done: the reminder.")]
 
 
 def needed(value: object, name: str, chosen: str) -> None:
@@ -83,20 +83,29 @@ def register(mcp: FastMCP, full: Catalog) -> None:
     @tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_journal(
-        action: Literal["add", "resolve", "list"],
+        action: Literal["add", "resolve", "list", "remind", "done"],
         text: Annotated[
-            str | None, Field(description="add: the prediction; resolve: what happened.")
+            str | None,
+            Field(description="add: the prediction; resolve: what happened; remind: the note."),
         ] = None,
         id: Id = None,
         status: Literal["confirmed", "refuted", "abandoned"] = "confirmed",
+        when: Annotated[str, Field(description="remind: 'next_session' or an ISO date.")] = (
+            "next_session"
+        ),
     ) -> ToolResult:
-        """Hypotheses: add one before a non-trivial task, resolve it after, list the open."""
+        """Hypotheses: add one before a non-trivial task, resolve it after, list the open.
+        remind: a note that leads the packet when due, until done."""
         if action == "add":
             needed(text, "text", f"action={action!r}")
             return full["memory_add_hypothesis"](text)
         if action == "resolve":
             needed(id, "id", f"action={action!r}")
             return full["memory_resolve_hypothesis"](id, status, text)
+        if action in ("remind", "done"):  # a reminder: set one, or mark one done
+            remind = action == "remind"
+            needed(text if remind else id, "text" if remind else "id", f"action={action!r}")
+            return full["memory_remind"](text, when, None if remind else id)
         return full["memory_list_hypotheses"]()
 
     @tool(annotations=READ_ONLY, run_in_thread=False)
