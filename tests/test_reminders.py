@@ -61,7 +61,7 @@ async def test_a_next_session_reminder_leads_the_next_sessions_packet_until_done
 
 async def test_a_dated_reminder_is_due_from_its_date(client: Cli) -> None:
     _, future = await call(client, "memory_remind", text="Renew the cert", when="2999-01-01")
-    _, past = await call(client, "memory_remind", text="Upgrade Kafka", when="2020-03-04")
+    await call(client, "memory_remind", text="Upgrade Kafka", when="2020-03-04")
     text, at = await call(
         client, "memory_remind", text="Ping Dana", when="2020-03-04T09:30:00+02:00"
     )
