@@ -15,7 +15,7 @@ from bigmind.config import Settings
 from bigmind.errors import InvalidInput
 from bigmind.mcp.server import build_server
 from bigmind.memory import forget, mirror, reminders, transfer
-from bigmind.memory.context import build_context
+from bigmind.memory.context import REMINDERS_SHOWN, build_context
 from bigmind.project import Project
 from bigmind.runtime import Runtime
 from bigmind.storage.store import Store
@@ -144,8 +144,12 @@ def test_due_reminders_stay_within_the_packet_budget(store: Store) -> None:
     store.store_fact("decision", "Payments use Kafka")
     packet = build_context(store, budget=300)
     assert packet.tokens <= 300
-    assert 0 < packet.shown["reminders"] == len(reminder_lines(packet.text)) < reminders.SHOWN
-    assert len(reminder_lines(build_context(store).text)) == reminders.SHOWN
+    shown = packet.shown["reminders"]
+    assert 0 < shown == len(reminder_lines(packet.text)) < REMINDERS_SHOWN
+    assert packet.omitted["reminders"] == 8 - shown
+    assert f"{8 - shown} reminders (due: mark the shown ones done" in packet.text
+    full = build_context(store)
+    assert len(reminder_lines(full.text)) == REMINDERS_SHOWN == 8 - full.omitted["reminders"]
 
 
 def test_when_accepts_the_documented_forms_only() -> None:

@@ -38,6 +38,8 @@ SESSION_CANDIDATES = 12
 FACT_COUNT_CAP = 10_000  # "10000 facts not shown" reads as "at least": counting further costs time
 GLOBAL_ENTRIES = 5  # company knowledge entries in the packet (plan decision D3)
 FOCUS_GLOBAL = 10  # focus matches among company knowledge that may lift an entry
+REMINDERS_SHOWN = 5  # due reminders the packet shows at most (the earliest due first)
+REMINDER_CANDIDATES = 100  # due reminders counted at most ("100 not shown" reads as "at least")
 REMINDER_TOKENS = 60  # a reminder's text in the packet is cut to this (it leads every packet)
 MIN_ENTRY_TOKENS = 24  # below this an entry's line says too little to be worth showing
 _T0_HEADING = "### 👤 Who you are"
@@ -132,15 +134,18 @@ def build_context(
     ]
     used = sum(count_tokens(h) for h in header)
     shown: dict[str, int] = {}
+    omitted: dict[str, int] = {}
     # Due reminders lead, then the rules card's nudges: one short line each, within the budget.
-    due = [_reminder_line(r) for r in reminders.due(store, current_session)]
-    for line in due + _nudges(store, current_session):
+    due = reminders.due(store, current_session, REMINDER_CANDIDATES)
+    lead = [_reminder_line(r) for r in due[:REMINDERS_SHOWN]]
+    for line in lead + _nudges(store, current_session):
         if used + count_tokens(line) <= budget - FOOTER_RESERVE:
             header.insert(-1, line)
             used += count_tokens(line)
-    shown["reminders"] = sum(line in header for line in due)
+    shown["reminders"] = sum(line in header for line in lead)
+    if len(due) > shown["reminders"]:
+        omitted["reminders"] = len(due) - shown["reminders"]
     body: list[str] = []
-    omitted: dict[str, int] = {}
 
     def room(tier_budget: int) -> int:
         return max(0, min(tier_budget, budget - FOOTER_RESERVE - used))
@@ -357,6 +362,7 @@ def _session_candidates(store: Store) -> list[Session]:
 
 
 _HOW = {
+    "reminders": "due: mark the shown ones done with memory_remind(done=id) to see them",
     "profile fields": "cut short: memory_update_profile to shorten",
     "pinned facts": "memory_update_profile to trim",
     "facts": "memory_search_facts",
@@ -364,6 +370,7 @@ _HOW = {
     "company entries": "memory_search_global",
 }
 _ONE = {
+    "reminders": "reminder",
     "profile fields": "profile field",
     "pinned facts": "pinned fact",
     "facts": "fact",

@@ -20,7 +20,6 @@ from bigmind.storage.store import SessionRef, Store
 from bigmind.storage.table import ANYWHERE
 
 NEXT_SESSION = "next_session"
-SHOWN = 5  # due reminders a packet shows at most (the oldest due first)
 LISTED = 50  # pending reminders the mirror lists
 
 
@@ -73,7 +72,7 @@ def done(store: Store, reminder_id: int) -> Reminder:
     return get(store, reminder_id)
 
 
-def due(store: Store, current_session: str | None, limit: int = SHOWN) -> list[Reminder]:
+def due(store: Store, current_session: str | None, limit: int) -> list[Reminder]:
     """Reminders due now, seen from the store's project and from ``current_session``, the
     earliest due first."""
     return Reminders(store.db, store.uid).due(now_ts(), current_session, limit, store.project_key)
