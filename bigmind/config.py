@@ -48,6 +48,11 @@ class Settings(BaseSettings):
     autoopen: bool = Field(default=False, description="Open the profile page in a browser.")
     log_level: str = "WARNING"
     busy_timeout_ms: int = Field(default=10_000, ge=0)
+    max_request_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=64 * 1024,
+        description="The longest message a client may send; longer ones are refused unread.",
+    )
     context_budget: int = Field(default=1300, ge=200, le=20_000)
     tools: Literal["full", "compact"] = Field(
         default="full",

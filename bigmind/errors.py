@@ -32,9 +32,10 @@ class BigMindError(Exception):
         self.hints: dict[Surface, str] = {k: v for k, v in said.items() if v}
 
     def message_for(self, surface: Surface) -> str:
-        """The message as ``surface`` shows it: followed by that surface's hint, if any."""
+        """The message as ``surface`` shows it, on one line (a value it quotes may hold line
+        breaks): followed by that surface's hint, if any."""
         hint = self.hints.get(surface)
-        return f"{self} {hint}" if hint else str(self)
+        return " ".join((f"{self} {hint}" if hint else str(self)).splitlines())
 
 
 class InvalidInput(BigMindError):

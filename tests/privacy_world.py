@@ -50,6 +50,7 @@ class Alice:
     resolved: int = 0
     reminder: int = 0  # due since 2020: in every packet of hers
     focus: int = 0  # a focus announcement of her closed session
+    attempt: int = 0  # a failed approach, in her closed session
     approved_entry: int = 0  # company knowledge she promoted and approved (shared)
     pending_entry: int = 0
 
@@ -207,6 +208,7 @@ async def _fill_alice(w: World) -> None:
         confidence=0.4,
         session_id=a.closed,
         importance=9,
+        files=[SHARED_FILE],  # a gotcha of hers for a file bob edits too
     )
     a.fact = f["fact_id"]
     _, f = await call(
@@ -257,6 +259,15 @@ async def _fill_alice(w: World) -> None:
         files=[f"src/{MARKER}_vault.py", SHARED_FILE],
     )
     a.focus = fo["focus_id"]
+    _, t = await call(
+        cl,
+        "memory_record_attempt",
+        approach=f"{MARKER} tried: open the {LURE} with a crowbar",
+        outcome="failed",
+        why=f"{MARKER} the crowbar bent",
+        session_id=a.closed,
+    )
+    a.attempt = t["attempt_id"]
     await call(
         cl,
         "memory_log_token_save",
@@ -339,6 +350,7 @@ PRIVATE_TABLES = (
     "session_summaries",
     "facts",
     "fact_history",
+    "fact_files",
     "conversation_chunks",
     "hypotheses",
     "focus_announcements",
@@ -348,9 +360,8 @@ PRIVATE_TABLES = (
 
 async def alice_snapshot(w: World) -> dict[str, Any]:
     """Every private row of alice's, all columns, through her own memory_export."""
-    target = w.path("alice-snapshot.json")
-    await call(w.alice, "memory_export", output_path=str(target))
-    data = json.loads(target.read_text(encoding="utf-8"))
+    _, out = await call(w.alice, "memory_export", output_path=w.path("alice-snapshot.json").name)
+    data = json.loads(Path(out["path"]).read_text(encoding="utf-8"))
     return {k: data[k] for k in PRIVATE_TABLES}
 
 

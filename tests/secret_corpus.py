@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bigmind.models import now_ts
+from bigmind.storage.attempts import Attempts
 from bigmind.storage.db import Backend
 from bigmind.storage.fact_history import FactHistory
 from bigmind.storage.focus import FocusAnnouncements
@@ -274,6 +275,14 @@ def seed_raw(store: Store, fakes: Fakes) -> Planted:
         )
         Hypotheses(store.db, store.uid).set_status(
             tx, h, "confirmed", f"found {secret('hypotheses', 'twilio-api-key')}", ts
+        )
+        Attempts(store.db, store.uid).add(
+            tx,
+            sid,
+            f"Deploy with {secret('attempts', 'npm-token')}",
+            "failed",
+            f"{secret('attempts', 'github-pat')} lacked a scope",
+            ts,
         )
         People(store.db, store.uid).add(
             tx,

@@ -16,6 +16,7 @@ ALLOWED = {"migrations.py", "migratedb.py"}
 TABLES = (
     r"users|identity_profile|sessions|session_summaries|conversation_chunks|facts|fact_history"
     r"|fact_links"
+    r"|fact_files"
     r"|hypotheses"
     r"|people|global_knowledge|focus_announcements|token_saves|memory_usage|embeddings"
     r"|embedding_state|vec_\w+|facts_fts|conversation_chunks_fts|session_summaries_fts"

@@ -38,7 +38,7 @@ def seeded(store: Store) -> dict[str, Any]:
     s2 = store.start_session().session
     chunk, _ = store.append_chunk(f"pushed with {TOKEN.upper()}", s2.id)
     fa, _ = focus.announce(store, s2.id, f"rotating {TOKEN}")
-    p, _ = people.remember(store, "ops-bot", notes=f"holds {TOKEN}")
+    p = people.remember(store, "ops-bot", notes=f"holds {TOKEN}").person
     return {
         "session": s.id,
         "summary": s3.id,

@@ -27,7 +27,7 @@ from starlette.testclient import TestClient
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
-from bigmind.memory import dedup
+from bigmind.memory import dedup, gotchas
 from bigmind.runtime import Runtime
 from bigmind.search.embedder import Embedder, load_embedder
 from bigmind.search.semantic import Semantic
@@ -178,6 +178,7 @@ async def test_a_paraphrase_written_before_the_model_is_ready_is_merged_and_told
                 fact=PYTEST_AGAIN,
                 importance=8,
                 session_id=started["session_id"],
+                files=["pyproject.toml"],
             )
             second = data["fact_id"]
             assert data["created"] and "Only an exact-repeat check ran" in text
@@ -197,6 +198,8 @@ async def test_a_paraphrase_written_before_the_model_is_ready_is_merged_and_told
                 client, "memory_diff_sessions", since_session_id=started["session_id"]
             )
             assert "Duplicates merged (1)" in diff and f"→ merged into #{first}" in diff
+            # The kept fact takes the merged-away fact's files.
+            assert gotchas.of_facts(rt.store, [first]) == {first: ["pyproject.toml"]}
     finally:
         rt.close()
     kept, gone = rt_store_facts(sem_settings, first, second)

@@ -275,9 +275,8 @@ async def test_forget_leaves_no_trace(world: World, kind: str) -> None:
         _, found = await call(w.client, "memory_recall", query=marker, limit=50)
         assert marker not in json.dumps(found), found
     # Later exports and diffs know nothing of it.
-    target = w.tmp / "after.json"
-    await call(w.client, "memory_export", output_path=str(target))
-    exported = target.read_text(encoding="utf-8")
+    _, out = await call(w.client, "memory_export", output_path="after.json")
+    exported = Path(out["path"]).read_text(encoding="utf-8")
     diff, _ = await call(w.client, "memory_diff_sessions", since_session_id=w.before)
     for marker in markers:
         assert marker not in exported and marker not in diff

@@ -144,6 +144,9 @@ async def _recall(w: World) -> None:
     assert {r["kind"] for r in found} == {"fact", "chunk", "person", "global"}
     assert all(SHARED in r["text"] for r in found if r["kind"] in ("person", "global"))
     await _search(w, "memory_recall", kinds=["fact", "chunk", "summary", "hypothesis"])
+    # Alice's fact bound to a file bob also edits: never shown to him.
+    text, data = await w.call("memory_recall", query=f"why does {SHARED_FILE} break")
+    assert "gotchas" not in data and "Gotcha" not in text
 
 
 @case("memory_search_semantic")
@@ -217,6 +220,7 @@ async def _forget(w: World) -> None:
         ("hypothesis", a.hypothesis),
         ("hypothesis", a.resolved),
         ("focus", a.focus),
+        ("attempt", a.attempt),
     ):
         await w.refused_like_unknown("memory_forget", "id", theirs, UNKNOWN_INT, kind=kind)
     for kind in ("session", "summary"):
@@ -236,6 +240,19 @@ async def _add_hypothesis(w: World) -> None:
             "memory_add_hypothesis", "session_id", sid, new_sid(), hypothesis=f"{BOB} guesses"
         )
     await w.call("memory_add_hypothesis", hypothesis=f"{BOB} guesses")
+
+
+@case("memory_record_attempt")
+async def _record_attempt(w: World) -> None:
+    args = {"approach": f"{BOB} pries the {LURE}", "outcome": "failed", "why": "stuck"}
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown("memory_record_attempt", "session_id", sid, new_sid(), **args)
+    await w.call("memory_record_attempt", **args)
+    # Alice's failed approach, in her very words: never a warning to bob.
+    text, data = await w.call(
+        "memory_announce_focus", description=f"open the {LURE} with a crowbar"
+    )
+    assert all(t["approach"].startswith(BOB) for t in data["failed_attempts"]), text
 
 
 @case("memory_resolve_hypothesis")
@@ -294,7 +311,7 @@ async def _announce_focus(w: World) -> None:
         description=f"{BOB} edits billing",
         files=[SHARED_FILE],
     )
-    assert data["conflicts"] == [] and "⚠️" not in text
+    assert data["conflicts"] == [] and data["gotchas"] == [] and "⚠️" not in text
 
 
 @case("memory_get_active_sessions")
@@ -401,9 +418,8 @@ async def _vacuum(w: World) -> None:
 
 @case("memory_export")
 async def _export(w: World) -> None:
-    target = w.path("bob.json")
-    _, data = await w.call("memory_export", output_path=str(target))
-    w.check("bob's export file", target.read_text(encoding="utf-8"))
+    _, data = await w.call("memory_export", output_path=w.path("bob.json").name)
+    w.check("bob's export file", Path(data["path"]).read_text(encoding="utf-8"))
     assert data["counts"]["sessions"] == data["counts"]["facts"] == 1
     assert data["counts"]["conversation_chunks"] == 1 and data["counts"]["hypotheses"] == 0
     assert data["counts"]["global_knowledge"] == 0  # alice promoted it
@@ -413,8 +429,8 @@ async def _export(w: World) -> None:
 async def _import(w: World) -> None:
     # Alice's own export, merged into bob's memory: refused as a whole (the message names a
     # session id of the file bob gave it).
-    hers = w.path("alice.json")
-    await call(w.alice, "memory_export", output_path=str(hers))
+    _, out = await call(w.alice, "memory_export", output_path=w.path("alice.json").name)
+    hers = Path(out["path"])
     in_file = [w.a.closed, w.a.open]
     msg = await w.refused("memory_import", input_path=str(hers), _allow=in_file)
     assert "belongs to another user" in msg

@@ -64,6 +64,14 @@ async def _seed(client: Cli) -> dict[str, Any]:
     await call(client, "memory_add_hypothesis", hypothesis="Kafka lag causes the payment delay")
     await call(client, "memory_remind", text="Check the Kafka lag", when="2020-01-01")
     await call(client, "memory_remind", text="Rerun the payments consumer")
+    # A failed approach the reads below come close to: their warning reads it, writes nothing.
+    await call(
+        client,
+        "memory_record_attempt",
+        approach="Raise the Kafka partitions for payments",
+        outcome="failed",
+        why="ordering broke",
+    )
     await call(client, "memory_remember_person", username="dana", role="SRE", expertise=["kafka"])
     await call(
         client,

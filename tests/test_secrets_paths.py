@@ -184,6 +184,17 @@ async def _add_hypothesis(w: World) -> None:
     await w.stores("memory_add_hypothesis", hypothesis=text, session_id=w.session)
 
 
+@writes("memory_record_attempt")
+async def _record_attempt(w: World) -> None:
+    await w.stores(
+        "memory_record_attempt",
+        approach=f"Deploy with the token {w.secret('github-pat')}",
+        outcome="failed",
+        why=f"{w.secret('npm-token')} had no publish scope",
+        session_id=w.session,
+    )
+
+
 @writes("memory_resolve_hypothesis")
 async def _resolve_hypothesis(w: World) -> None:
     _, data = await call(w.client, "memory_add_hypothesis", hypothesis="The bot token expired")
@@ -272,7 +283,7 @@ async def test_no_write_tool_stores_a_secret(client: Cli, runtime: Runtime, tmp_
     assert [s[:12] for s in w.secrets if s in seen] == []
     assert "[REDACTED:aws-access-key]" in seen and "[REDACTED:private-key]" in seen
 
-    _, data = await call(client, "memory_export", output_path=str(tmp_path / "after.json"))
+    _, data = await call(client, "memory_export", output_path="after.json")
     exported = Path(data["path"]).read_text(encoding="utf-8")
     assert [s[:12] for s in w.secrets if s in exported] == []
     assert "[REDACTED:jwt]" in exported
@@ -384,7 +395,11 @@ def test_bigmind_mirror_pull_redacts_an_edited_and_a_new_line(
 
 # -- the validators -------------------------------------------------------------------------------
 # "id" and "text": what memory_forget and purge look for (a pasted secret must match itself).
-NOT_STORED = {"username", "session_id", "ide_hint", "query", "method_used", "project", "id", "text"}
+# Read, never kept: names, ids, queries, and the tag a session list is filtered by.
+NOT_STORED = {
+    *("username", "session_id", "ide_hint", "query", "method_used", "project", "id", "text"),
+    "topic",
+}
 
 
 def _plain_checks() -> list[tuple[str, int, str]]:

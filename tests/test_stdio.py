@@ -45,6 +45,22 @@ async def _session_loop(params: StdioServerParameters, errlog: Path) -> str:
                     {"category": "preference", "fact": "Survives restarts", "session_id": sid},
                 )
                 await session.call_tool(
+                    "memory_store_fact",
+                    {
+                        "category": "gotcha",
+                        "fact": "db.py locks under load",
+                        "files": ["src/db.py"],
+                    },
+                )
+                r = await session.call_tool(
+                    "memory_announce_focus", {"description": "writer", "files": "./src\\db.py"}
+                )
+                assert "⚠️ Gotcha for src/db.py: #" in r.content[0].text
+                await session.call_tool(
+                    "memory_record_attempt",
+                    {"approach": "Poll the queue every second", "outcome": "failed", "why": "CPU"},
+                )
+                await session.call_tool(
                     "memory_end_session",
                     {
                         "session_id": sid,
@@ -69,8 +85,12 @@ async def test_serve_over_stdio_and_data_survives_restart(tmp_path: Path) -> Non
                 await session.initialize()
                 r = await session.call_tool("memory_search_facts", {"query": "restarts"})
                 assert "Survives restarts" in r.content[0].text
+                r = await session.call_tool("memory_recall", {"query": "why does db.py lock"})
+                assert r.content[0].text.startswith("⚠️ Gotcha for db.py: #")
                 r = await session.call_tool("memory_get_context", {})
                 assert "stdio loop" in r.content[0].text
+                r = await session.call_tool("memory_recall", {"query": "poll the queue"})
+                assert "failed because CPU" in r.content[0].text
                 r = await session.call_tool("memory_get_session_detail", {"session_id": sid})
                 assert "Drove the server over stdio." in r.content[0].text
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bigmind.mcp.stdio import Ledger, _relay_in, _relay_out
+from bigmind.mcp.stdio import Ledger, Stdout, _relay_in, _relay_out
 
 
 def line(**message: Any) -> bytes:
@@ -69,7 +69,7 @@ def test_end_of_stdin_reaches_the_server_once_its_requests_are_answered(
 ) -> None:
     client_r, client_w, server_r, server_w = pipes
     ledger = Ledger()
-    relay = threading.Thread(target=_relay_in, args=(client_r, server_w, ledger, 60.0))
+    relay = threading.Thread(target=_relay_in, args=(client_r, server_w, ledger, 60.0, Stdout(-1)))
     relay.start()
     os.write(client_w, line(id=1, method="tools/call"))
     os.close(client_w)  # the client is done writing
@@ -86,7 +86,9 @@ def test_the_wait_for_answers_is_bounded(
     pipes: tuple[int, int, int, int], caplog: pytest.LogCaptureFixture
 ) -> None:
     client_r, client_w, server_r, server_w = pipes
-    relay = threading.Thread(target=_relay_in, args=(client_r, server_w, Ledger(), 0.05))
+    relay = threading.Thread(
+        target=_relay_in, args=(client_r, server_w, Ledger(), 0.05, Stdout(-1))
+    )
     relay.start()
     os.write(client_w, line(id=9, method="tools/call"))
     with caplog.at_level(logging.WARNING, logger="bigmind.mcp.stdio"):
@@ -104,7 +106,7 @@ def test_the_server_side_passes_json_rpc_on_and_keeps_stray_output_off_stdout(
     client_r, client_w = os.pipe()
     ledger, done = Ledger(), threading.Event()
     ledger.read(line(id=3, method="tools/call"))
-    relay = threading.Thread(target=_relay_out, args=(server_r, client_w, ledger, done))
+    relay = threading.Thread(target=_relay_out, args=(server_r, Stdout(client_w), ledger, done))
     relay.start()
     with caplog.at_level(logging.WARNING, logger="bigmind.mcp.stdio"):
         os.write(server_w, b"stray print from a library\n" + line(id=3, result={}))

@@ -268,10 +268,8 @@ async def test_export_is_complete_atomic_and_never_clobbers(client: Cli, tmp_pat
     await call(client, "memory_append_chunk", content="a chunk")
     await call(client, "memory_update_profile", role="dev")
     await end(client, s["session_id"], "x", summary="sum")
-    target = tmp_path / "out" / "backup.json"
-    assert "does not exist" in await refused(client, "memory_export", output_path=str(target))
-    target.parent.mkdir()
-    _text, data = await call(client, "memory_export", output_path=str(target))
+    target = tmp_path / "data" / "exports" / "out" / "backup.json"
+    _text, data = await call(client, "memory_export", output_path="out/backup.json")
     assert data["path"] == str(target) and target.exists()
     dump = json.loads(target.read_text())
     assert dump["format"] == "bigmind-export" and dump["user"]["username"] == "alice"
@@ -284,6 +282,37 @@ async def test_export_is_complete_atomic_and_never_clobbers(client: Cli, tmp_pat
     await call(client, "memory_export", output_path=str(target), overwrite=True)
     assert len(json.loads(target.read_text())["facts"]) == 2
     assert not [p for p in target.parent.iterdir() if p.name.startswith(".bigmind-export-")]
+
+
+async def test_the_export_tool_writes_inside_the_exports_folder_only(
+    client: Cli, tmp_path: Path
+) -> None:
+    exports = tmp_path / "data" / "exports"
+    exports.mkdir(parents=True)
+    dotfile = tmp_path / ".bashrc"
+    dotfile.write_text("alias ls='ls -F'\n")
+    for path in ("../../.bashrc", str(dotfile), "../exports/../../x.json", str(tmp_path)):
+        said = await refused(client, "memory_export", output_path=path, overwrite=True)
+        assert "is outside" in said and "bigmind export --output PATH" in said
+    (exports / "link.json").symlink_to(dotfile)
+    (exports / "away").symlink_to(tmp_path)
+    said = await refused(client, "memory_export", output_path="link.json", overwrite=True)
+    assert "is outside" in said  # followed, it leads out
+    (exports / "inner.json").write_text("{}")
+    (exports / "alias.json").symlink_to(exports / "inner.json")
+    said = await refused(client, "memory_export", output_path="alias.json", overwrite=True)
+    assert "symbolic link" in said
+    assert "is outside" in await refused(client, "memory_export", output_path="away/x.json")
+    notes = exports / "notes.txt"
+    notes.write_text("mine")
+    said = await refused(client, "memory_export", output_path="notes.txt", overwrite=True)
+    assert "is not a BigMind export" in said and notes.read_text() == "mine"
+    said = await refused(client, "memory_export", output_path="n" * 300 + ".json")
+    assert "a name of 305 bytes" in said
+    said = await refused(client, "memory_import", input_path="d/" * 2100 + "x.json")
+    assert "a path is at most 4,096" in said
+    assert dotfile.read_text() == "alias ls='ls -F'\n"
+    assert (exports / "inner.json").read_text() == "{}"
 
 
 async def test_export_default_path_is_under_the_data_folder(client: Cli, tmp_path: Path) -> None:
@@ -303,3 +332,10 @@ async def test_unexpected_database_problem_is_a_clear_tool_error(tmp_path: Path)
         assert len(await c.list_tools()) >= 17  # the server answers without a database
         msg = await refused(c, "memory_get_context")
         assert "BIGMIND_DB_PATH" in msg
+
+
+async def test_a_tilde_is_a_file_name_to_the_export_tool(client: Cli, tmp_path: Path) -> None:
+    _, data = await call(client, "memory_export", output_path="~0")  # fuzzing found it
+    assert data["path"] == str(tmp_path / "data" / "exports" / "~0")
+    said = await refused(client, "memory_import", input_path="~nobody-such-user/x.json")
+    assert "without ~" in said or "No export file" in said

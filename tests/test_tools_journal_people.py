@@ -189,9 +189,8 @@ async def test_diff_sessions_tool(client: Cli) -> None:
 
 async def test_import_tool_round_trip(client: Cli, tmp_path: Path) -> None:
     await call(client, "memory_store_fact", category="decision", fact="Adopt ruff")
-    target = tmp_path / "e.json"
-    await call(client, "memory_export", output_path=str(target))
-    text, data = await call(client, "memory_import", input_path=str(target))
+    await call(client, "memory_export", output_path="e.json")  # into the exports folder
+    text, data = await call(client, "memory_import", input_path="e.json")  # found there
     assert sum(data["added"].values()) == 0 and "nothing new" in text
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format": "other"}))
@@ -268,3 +267,15 @@ async def test_ownership_across_users(client: Cli, bob: Cli) -> None:
     assert data["results"] == []
     text, _ = await call(bob, "memory_get_context")
     assert "alice" not in text.split("\n", 2)[2]
+
+
+async def test_remember_person_says_what_the_caps_trimmed(client: Cli) -> None:
+    for letter in "ab":
+        text, data = await call(
+            client, "memory_remember_person", username="ops", notes=letter * 3_900
+        )
+        assert "Trimmed" not in text and data["trimmed"] == []
+    text, data = await call(client, "memory_remember_person", username="ops", notes="c" * 3_900)
+    assert "Trimmed 1 oldest note line to stay within the caps." in text
+    assert data["trimmed"] == ["1 oldest note line"]
+    assert data["person"]["notes"].startswith("[1 older note lines trimmed]")

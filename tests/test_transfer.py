@@ -9,7 +9,17 @@ from typing import Any
 import pytest
 
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.memory import correct, focus, globalkb, journal, people, savings, transfer
+from bigmind.memory import (
+    correct,
+    exportpath,
+    focus,
+    globalkb,
+    gotchas,
+    journal,
+    people,
+    savings,
+    transfer,
+)
 from bigmind.search import keyword
 from bigmind.storage.connect import connect
 from bigmind.storage.db import SQLiteBackend
@@ -23,7 +33,7 @@ def _populate(store: Store) -> None:
     s = store.start_session(ide_hint="vscode").session
     store.update_profile(role="Engineer", preferences="Terse", pinned_facts=["uses uv"])
     f, _, _ = store.store_fact("preference", "Prefers pytest", 0.9, s.id, 7)
-    w, _, _ = store.store_fact("decision", "Use rollback journal mode")
+    w, _, _ = store.store_fact("decision", "Use rollback journal mode", files=["bigmind/db.py"])
     correct.update_fact(store, None, w.id, fact="Use WAL mode", reason="WAL reads while writing")
     store.deprecate_fact(f.id, "switched")
     store.store_fact("preference", "Prefers pytest")  # same text again, after deprecation
@@ -84,14 +94,15 @@ def test_a_facts_history_follows_it_to_a_new_id(exported: Path, tmp_path: Path) 
     for i in range(5):
         copy.store_fact("filler", f"Bob's fact number {i}")
     report = transfer.import_data(copy, transfer.load_export(exported))
-    assert report.added["fact_history"] == 1
+    assert report.added["fact_history"] == report.added["fact_files"] == 1
     [wal] = [f for f in transfer.export_data(copy)["facts"] if f["fact"] == "Use WAL mode"]
+    assert gotchas.of_facts(copy, [wal["id"]]) == {wal["id"]: ["bigmind/db.py"]}
     _fact, versions = correct.history(copy, wal["id"])
     assert [(v.fact, v.reason) for v in versions] == [
         ("Use rollback journal mode", "WAL reads while writing")
     ]
     again = transfer.import_data(copy, transfer.load_export(exported))
-    assert again.added["fact_history"] == 0
+    assert again.added["fact_history"] == again.added["fact_files"] == 0
     fresh.close()
 
 
@@ -184,9 +195,9 @@ def test_import_path_resolution(tmp_path: Path, exported: Path) -> None:
     data_dir = tmp_path / "d"
     (data_dir / "exports").mkdir(parents=True)
     (data_dir / "exports" / "x.json").write_text(exported.read_text())
-    assert transfer.resolve_import_path("x.json", data_dir) == data_dir / "exports" / "x.json"
+    assert exportpath.resolve_import_path("x.json", data_dir) == data_dir / "exports" / "x.json"
     with pytest.raises(NotFound, match="No export file at") as refused:
-        transfer.resolve_import_path("missing.json", data_dir)
+        exportpath.resolve_import_path("missing.json", data_dir)
     assert "memory_export" in refused.value.message_for("tool")
     assert "`bigmind export`" in refused.value.message_for("cli")
 

@@ -97,7 +97,7 @@ def test_forget_a_hypothesis_and_a_person(
 ) -> None:
     store = runtime.store
     h, _ = journal.add(store, "The nightly job fails on DST days", 0.6)
-    p, _ = people.remember(store, "mlee", "Min Lee", "DBA")
+    p = people.remember(store, "mlee", "Min Lee", "DBA").person
     page = web.get("/hypotheses").text
     confirm = confirm_page(web, page, "hypothesis", h.id)
     r = web.post(f"/forget/hypothesis/{h.id}", data={"csrf": csrf_of(confirm), "confirm": "yes"})

@@ -74,11 +74,11 @@ def foreground_recall(rt: Runtime) -> Recall:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the configured user's memory to a JSON file."""
-    from bigmind.memory import transfer
+    from bigmind.memory import exportpath, transfer
 
     rt = runtime()
     try:
-        target = transfer.resolve_export_path(args.output, rt.settings.data_dir)
+        target = exportpath.resolve_export_path(args.output, rt.settings.data_dir, confined=False)
         counts = transfer.write_export(
             rt.store, target, overwrite=args.overwrite, progress=progress("Exporting tables")
         )
@@ -96,11 +96,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Merge an export file into the configured user's memory."""
-    from bigmind.memory import transfer
+    from bigmind.memory import exportpath, transfer
 
     rt = runtime(create=True)
     try:
-        path = transfer.resolve_import_path(args.path, rt.settings.data_dir)
+        path = exportpath.resolve_import_path(args.path, rt.settings.data_dir)
         export = transfer.load_export(path)
         report = transfer.import_data(rt.store, export, args.mode, progress("Importing rows"))
     finally:
@@ -297,6 +297,13 @@ COMMANDS: dict[str, Command] = {
         "Check the install: driver, sqlite-vec, embedder, database, settings, client files.",
         "bigmind doctor --project ~/src/app",
         "bigmind.cli.doctor:doctor_arguments",
+        json=True,
+    ),
+    "backup": Command(
+        "bigmind.cli.backup:cmd_backup",
+        "Copy the SQLite memory into one file while it is in use (WAL included, checked).",
+        "bigmind backup ~/backups/bigmind-$(date +%F).db",
+        "bigmind.cli.backup:backup_arguments",
         json=True,
     ),
     "recover": Command(

@@ -34,7 +34,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from bigmind.storage.connect import open_database
 
         open_database(settings).close()
-    with stdio.answering() as ledger:
+    with stdio.answering(limit=settings.max_request_bytes) as ledger:
 
         def leave(code: int) -> None:
             """memory_restart_server: exit once the answers read so far are on stdout."""

@@ -12,6 +12,11 @@ wrong with each argument, by its name and in the terms of the tool's own input s
 
 What the schema accepts is read from the schema itself (the bounds come from ``limits.py``
 through it), so a message can never disagree with ``tools/list``.
+
+Before any tool sees them, every call's arguments are held to what no tool can take
+(:func:`unfit`): an integer beyond 64 bits (no id or count is that large, and the databases
+cannot hold one), a NUL character (not text, and PostgreSQL cannot store it), a string longer
+than the longest text any tool stores (``limits.CHUNK``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import ErrorDetails
 
+from bigmind import limits
+
 SHOWN = 40  # characters of a wrong value quoted back ("got …")
 MISSING = ("missing", "missing_argument")
 UNKNOWN = ("unexpected_keyword_argument", "extra_forbidden")
@@ -37,6 +44,9 @@ class ReadableArguments(Middleware):
     async def on_call_tool(
         self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
     ) -> Any:
+        fault = unfit(context.message.arguments or {})
+        if fault:
+            raise ToolError(fault)
         try:
             return await call_next(context)
         except ValidationError as exc:
@@ -50,6 +60,33 @@ class ReadableArguments(Middleware):
                 schema = tool.parameters if tool is not None else {}
             # Not logged: the line quotes the values sent (FastMCP logs the error's kinds).
             raise ToolError(explain(schema, cause.errors(include_url=False))) from exc
+
+
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def unfit(arguments: Mapping[str, Any]) -> str | None:
+    """What no tool takes in a call's ``arguments``, in one line; None if nothing."""
+    stack: list[tuple[str, object]] = list(arguments.items())
+    while stack:
+        name, value = stack.pop()
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
+            return f"'{name}' must fit in 64 bits (at most {INT64[1]:,}), got {value:.3e}."
+        if isinstance(value, str):
+            if "\x00" in value:
+                return f"'{name}' holds a NUL character (\\u0000), which no text or path may hold."
+            if len(value) > limits.CHUNK:
+                return (
+                    f"'{name}' is {len(value):,} characters; no argument may be longer than "
+                    f"{limits.CHUNK:,}."
+                )
+        elif isinstance(value, Mapping):
+            stack += ((name, v) for v in value.values())
+        elif isinstance(value, list):
+            stack += ((name, v) for v in value)
+    return None
 
 
 def explain(schema: Mapping[str, Any], errors: Sequence[ErrorDetails]) -> str:
@@ -80,12 +117,18 @@ def explain(schema: Mapping[str, Any], errors: Sequence[ErrorDetails]) -> str:
 
 def _unknown(names: list[str], known: list[str]) -> str:
     s = "s" if len(names) > 1 else ""
-    said = f"unknown argument{s} {', '.join(names)}"
+    said = f"unknown argument{s} {', '.join(_name(n) for n in names)}"
     close = [m for n in names for m in difflib.get_close_matches(n, known, n=1)]
     if close:
         said += f" (did you mean {', '.join(close)}?)"
     takes = ", ".join(known) if known else "no arguments"
     return f"{said}; this tool takes: {takes}"
+
+
+def _name(name: str) -> str:
+    """An argument's name as sent: as it is when it looks like one, else quoted (a newline or a
+    long name stays off the one line)."""
+    return name if name.isidentifier() and len(name) <= SHOWN else _shown(name)
 
 
 def _wrong(arg: str, prop: Mapping[str, Any], e: ErrorDetails) -> str:

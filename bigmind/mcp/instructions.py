@@ -31,7 +31,8 @@ You have BigMind, a persistent memory that outlives this conversation.
    "🧠 BigMind Session: `<id>`" it returns in the chat. If a message already names a BigMind
    session id, you are a child task: pass that id as session_id and do not start or end sessions.
 2. BEFORE a task: memory_recall("plain question") searches all memory by keywords and meaning;
-   memory_journal(action="add") records your prediction, action="resolve" its outcome.
+   memory_journal(action="add") records your prediction, action="resolve" its outcome,
+   action="attempt" an approach that failed (or worked) and why: trying it again is warned.
 3. DURING: memory_store_fact for durable truths (preferences, decisions, constraints, codebase
    facts, bug root causes); memory_flag_important for decisive exchanges. Don't wait to be asked.
    memory_fix_fact updates, deprecates or forgets a fact that is wrong or outdated.
@@ -98,6 +99,11 @@ RITUAL: tuple[Step, ...] = (
     Step("During", "memory_append_chunk(content)", "a decision's rationale, what a task built"),
     Step("During", "memory_update_profile(preferences=…)", "a new preference, at once"),
     Step("During", "memory_deprecate_fact(fact_id, reason)", "a fact no longer true"),
+    Step(
+        "During",
+        "memory_record_attempt(approach, outcome, why)",
+        "an approach that failed (or worked): trying a failed one again is warned",
+    ),
     Step(
         "During",
         "memory_remember_person(username, …)",
@@ -206,6 +212,7 @@ for preference, identity and person facts and to the project for the rest; pass
 | An architectural decision | memory_store_fact(category="decision") + memory_flag_important(rationale) |
 | A bug fixed | memory_store_fact(category="bugfix", fact="root cause + fix") |
 | A new module understood | memory_store_fact(category="codebase") |
+| A trap tied to files (a lock, an order, a flag) | memory_store_fact(category="gotcha", fact, files=[…]): shown when those files are focused or recalled |
 | A decisive exchange, non-trivial code | memory_flag_important(content, flag_reason) |
 | A fact is no longer true | memory_deprecate_fact(fact_id, reason) |
 | A fact is wrong or imprecise | memory_update_fact(fact_id, fact=…, reason=…) (the old text stays in its history) |

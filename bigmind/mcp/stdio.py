@@ -9,6 +9,9 @@ the SDK, which then reads and writes pipes instead of fd 0 and fd 1:
 - stdin → server: each line is passed on whole, and the ids of the requests in it are noted;
   at the end of stdin the relay waits until each of them has been answered (at most
   :data:`ANSWER_WITHIN_S`), and only then closes the server's end, which ends the loop.
+  A line the SDK would drop unanswered (not JSON, not a JSON-RPC 2.0 message, a lone
+  surrogate…) or one longer than ``BIGMIND_MAX_REQUEST_BYTES`` is answered here with the
+  JSON-RPC error instead (:mod:`bigmind.mcp.wire`); a long line is never read whole.
 - server → stdout: each line is passed on, then the ids it answers are crossed off. A line
   that is not JSON (stray output of a library or a child process) goes to stderr instead.
 
@@ -28,6 +31,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from bigmind.mcp import wire
+
 log = logging.getLogger(__name__)
 
 ANSWER_WITHIN_S = 30.0  # how long the end of stdin waits for answers still being worked on
@@ -39,7 +44,7 @@ def _ids(line: bytes) -> Iterator[tuple[str, dict[str, Any]]]:
     """The JSON-RPC messages of one line (a batch is several), each with its id's key."""
     try:
         data = json.loads(line)
-    except ValueError:  # not JSON: the SDK answers it (or not); nothing to wait for
+    except (ValueError, RecursionError):  # screened out before it reaches the server
         return
     for message in data if isinstance(data, list) else [data]:
         if isinstance(message, dict):
@@ -95,13 +100,43 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _relay_in(client: int, server: int, ledger: Ledger, within: float) -> None:
-    """Client → server, line by line; at the end of stdin, wait for the answers, then close."""
+class Stdout:
+    """The client's end, written by both relays (answers, and refusals of lines the server
+    never sees): whole lines, one at a time."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._lock = threading.Lock()
+
+    def write(self, line: bytes) -> None:
+        with self._lock:
+            try:
+                _write_all(self.fd, line)
+            except OSError as exc:  # the client went away: its answers have nowhere to go
+                log.debug("stdout closed: %s", exc)
+
+
+def _relay_in(
+    client: int,
+    server: int,
+    ledger: Ledger,
+    within: float,
+    stdout: Stdout,
+    limit: int = wire.MAX_REQUEST_BYTES,
+) -> None:
+    """Client → server, line by line, each screened first (a refused one is answered here);
+    at the end of stdin, wait for the answers, then close."""
     try:
         with open(client, "rb", closefd=False) as lines:
-            for line in lines:
-                ledger.read(line)  # noted before the server can answer it
-                _write_all(server, line)
+            while line := lines.readline(limit + 1):
+                refusal = wire.screen(line) if len(line) <= limit else _skip(line, lines, limit)
+                if refusal is None:
+                    ledger.read(line)  # noted before the server can answer it
+                    _write_all(server, line)
+                    continue
+                log.warning("refused a client message (id %r): %s", refusal.id, refusal.reason)
+                if refusal.reply is not None:
+                    stdout.write(refusal.reply)
     except OSError as exc:  # stdin unreadable, or the server's end gone
         log.warning("stdin relay stopped: %s", exc)
     if not ledger.settle(within):
@@ -113,7 +148,18 @@ def _relay_in(client: int, server: int, ledger: Ledger, within: float) -> None:
     os.close(server)  # the server reads the end of its input now
 
 
-def _relay_out(server: int, client: int, ledger: Ledger, done: threading.Event) -> None:
+def _skip(head: bytes, lines: Any, limit: int) -> wire.Refusal | None:
+    """A line of which ``limit + 1`` bytes (``head``) were read: one of ``limit`` bytes and its
+    newline is screened as usual; a longer one is read past in pieces, never held whole."""
+    if head.endswith(b"\n"):
+        return wire.screen(head)
+    while piece := lines.readline(CHUNK):
+        if piece.endswith(b"\n"):
+            break
+    return wire.too_large(head, limit)
+
+
+def _relay_out(server: int, client: Stdout, ledger: Ledger, done: threading.Event) -> None:
     """Server → client, line by line; after each line, the requests it answers are crossed off.
     Once ``done`` is set, what the pipe still holds is passed on and the relay ends."""
     rest = b""
@@ -131,20 +177,19 @@ def _relay_out(server: int, client: int, ledger: Ledger, done: threading.Event) 
             os.set_blocking(server, False)
 
 
-def _pass_on(line: bytes, client: int, ledger: Ledger) -> None:
+def _pass_on(line: bytes, client: Stdout, ledger: Ledger) -> None:
     if not line.strip():
         return
     if not ledger.wrote(line):
         log.warning("not JSON-RPC, kept off stdout: %s", line[:200].decode("utf-8", "replace"))
         return
-    try:
-        _write_all(client, line)
-    except OSError as exc:  # the client went away: its answers have nowhere to go
-        log.debug("stdout closed: %s", exc)
+    client.write(line)
 
 
 @contextmanager
-def answering(within: float = ANSWER_WITHIN_S) -> Iterator[Ledger | None]:
+def answering(
+    within: float = ANSWER_WITHIN_S, limit: int = wire.MAX_REQUEST_BYTES
+) -> Iterator[Ledger | None]:
     """Serve stdio through the relays while the block runs (see the module's docstring).
 
     Yields the ledger (None where the relay is off: Windows, or no usable fd 0 and 1).
@@ -158,6 +203,7 @@ def answering(within: float = ANSWER_WITHIN_S) -> Iterator[Ledger | None]:
         yield None
         return
     ledger = Ledger()
+    stdout = Stdout(client_out)
     done = threading.Event()
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -165,10 +211,13 @@ def answering(within: float = ANSWER_WITHIN_S) -> Iterator[Ledger | None]:
     os.dup2(out_w, 1)
     os.close(in_r)
     incoming = threading.Thread(
-        target=_relay_in, args=(client_in, in_w, ledger, within), name="bigmind-stdin", daemon=True
+        target=_relay_in,
+        args=(client_in, in_w, ledger, within, stdout, limit),
+        name="bigmind-stdin",
+        daemon=True,
     )
     outgoing = threading.Thread(
-        target=_relay_out, args=(out_r, client_out, ledger, done), name="bigmind-stdout"
+        target=_relay_out, args=(out_r, stdout, ledger, done), name="bigmind-stdout"
     )
     incoming.start()
     outgoing.start()

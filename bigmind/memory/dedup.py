@@ -32,6 +32,7 @@ from typing import Any, Literal
 from bigmind import limits
 from bigmind.limits import check_category, stored_text
 from bigmind.memory.claims import CONFLICT, DUPLICATE, SUPERSEDES, Verdict, claims_of, judge
+from bigmind.memory.gotchas import bind, paths
 from bigmind.memory.rivals import quote, settle_call
 from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
@@ -85,6 +86,7 @@ class StoredFact:
     outcomes: list[Outcome] = field(default_factory=list)  # merges, supersessions, conflicts
     semantic_checked: bool = False
     session: SessionRef | None = None  # the open session it joined (None: none open)
+    files: list[str] = field(default_factory=list)  # the files bound to it by this call
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,24 +133,34 @@ def store_fact(
     session_id: str | None = None,
     importance: int = 5,
     scope: str | None = None,
+    files: str | Sequence[str] | None = None,
 ) -> StoredFact:
-    """Store a fact, checked against its nearest facts when the model is ready."""
+    """Store a fact, checked against its nearest facts when the model is ready. ``files``
+    are bound to it (to the fact it repeats, if it is a repeat)."""
     vec = None
     # Validated and redacted before the model sees it (the store's own check of the clean
     # text then finds nothing more to report).
     cat = check_category(category)
     clean = stored_text("fact", text, limits.FACT)
+    bound = paths(files)
     if semantic is not None:
         vec = semantic.embed_query(fact_embedding_text(cat, clean))
     if vec is None or semantic is None:
-        fact, created, ref = store.store_fact(cat, clean, confidence, session_id, importance, scope)
-        return StoredFact(fact, created, session=ref)
+        fact, created, ref = store.store_fact(
+            cat, clean, confidence, session_id, importance, scope, files=bound
+        )
+        return StoredFact(fact, created, session=ref, files=bound)
     near = [Near(f, s, judge(f.fact, clean, s)) for f, s in candidates(store, semantic, vec)]
     dup = next((n for n in near if n.verdict.kind == DUPLICATE), None)
     if dup is not None and wording_rank(confidence, clean) <= wording_rank(
         dup.fact.confidence, dup.fact.fact
     ):
-        return StoredFact(dup.fact, False, (dup.fact.id, dup.similarity), semantic_checked=True)
+        if bound:
+            with store.db.transaction() as tx:
+                bind(store, tx, dup.fact.id, bound)
+        return StoredFact(
+            dup.fact, False, (dup.fact.id, dup.similarity), semantic_checked=True, files=bound
+        )
     outcomes: list[Outcome] = []
 
     def record(tx: Tx, fact: Fact) -> None:
@@ -157,14 +169,14 @@ def store_fact(
         outcomes.extend(_act(store, tx, fact, near, ts))
 
     fact, created, ref = store.store_fact(
-        cat, clean, confidence, session_id, importance, scope, then=record
+        cat, clean, confidence, session_id, importance, scope, then=record, files=bound
     )
     if not created:
-        return StoredFact(fact, False, semantic_checked=True)
+        return StoredFact(fact, False, semantic_checked=True, files=bound)
     keep_vector(store, semantic, fact.id, fact.category, fact.fact, vec)
     conflicts = [(o.other, o.similarity) for o in outcomes if o.kind == CONFLICT]
     now = store.get_fact(fact.id) if outcomes else fact  # a merge or supersession changed it
-    return StoredFact(now, True, None, conflicts, outcomes, True, ref)
+    return StoredFact(now, True, None, conflicts, outcomes, True, ref, bound)
 
 
 def keep_vector(
@@ -256,6 +268,7 @@ def _merge(store: Store, tx: Tx, keep: Fact, lose: Fact, similarity: float, ts: 
     """``lose`` becomes part of ``keep``: its uses and standing move over, its conflicts become
     ``keep``'s, and it stays as a deprecated fact ("merged into #N") with its provenance."""
     store.facts.absorb(tx, keep.id, lose.id, ts)
+    store.fact_files.move(tx, lose.id, keep.id, ts)
     for linked in store.links.of_facts([lose.id], tx):
         if linked.kind == CONFLICT and linked.fact.id != keep.id:
             o = linked.fact

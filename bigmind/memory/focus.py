@@ -38,7 +38,7 @@ def normalise_path(path: str) -> str:
     return p[2:] if p.startswith("./") else p
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     """Equal paths, or one is a path suffix of the other (absolute vs repo-relative)."""
     if a == b:
         return True
@@ -46,19 +46,21 @@ def _same_file(a: str, b: str) -> bool:
     return long_.endswith("/" + short.lstrip("/")) and not short.startswith("/")
 
 
-def _files(files: str | Sequence[str] | None) -> list[str]:
+def file_list(files: str | Sequence[str] | None, per: str = "announcement") -> list[str]:
+    """Normalised, distinct paths from a list or comma-separated text (at most
+    :data:`limits.FILES` of at most :data:`limits.PATH` characters each)."""
     if files is None:
         return []
     items = limits.items(files)
     out: list[str] = []
     for f in items:
         p = normalise_path(str(f))
-        if len(p) > 1_000:
-            raise InvalidInput(f"file path {p[:40]}… is longer than 1,000 characters.")
+        if len(p) > limits.PATH:
+            raise InvalidInput(f"file path {p[:40]}… is longer than {limits.PATH:,} characters.")
         if p and p not in out:
             out.append(p)
     if len(out) > limits.FILES:
-        raise InvalidInput(f"at most {limits.FILES} files per announcement; name the main ones.")
+        raise InvalidInput(f"at most {limits.FILES} files per {per}; name the main ones.")
     return out
 
 
@@ -70,7 +72,7 @@ def announce(
     ide_hint: str | None = None,
 ) -> tuple[Focus, SessionRef]:
     text = stored_text("description", description, limits.OUTCOME)
-    paths = _files(files)
+    paths = file_list(files)
     hint = optional_text("ide_hint", ide_hint, limits.NAME)
     ts = now_ts()
     with store.db.transaction() as tx:
@@ -97,7 +99,7 @@ def active(store: Store) -> tuple[list[Active], list[Conflict]]:
         for b in items[i + 1 :]:
             for fa in a.focus.files if a.focus else []:
                 for fb in b.focus.files if b.focus else []:
-                    if _same_file(fa, fb):
+                    if same_file(fa, fb):
                         path = max(fa, fb, key=len)
                         c = next((c for c in conflicts if c.path == path), None)
                         if c is None:

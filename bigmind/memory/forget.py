@@ -12,9 +12,9 @@ rewrites the tables that held the text (``VACUUM FULL``). What a forget of each 
   the next exchanges, which were made with its text, are re-made without it.
 - ``summary``: a session's Tier-2 summary, its full-text entry, its vector, its use counts.
 - ``session``: the session with its summary, its exchanges and its focus announcements. Facts,
-  hypotheses, logged token savings and company knowledge written in it stay — without the link
+  hypotheses, attempts, logged token savings and company knowledge written in it stay — without the link
   to it — and the answer names them, to be forgotten one by one if they must go too.
-- ``hypothesis``, ``person`` (shared: by whoever added them, a curator, or anyone in personal
+- ``hypothesis``, ``attempt`` (a recorded approach), ``person`` (shared: by whoever added them, a curator, or anyone in personal
   mode), ``focus`` (one focus announcement): the row, its vector and use counts.
 - ``reminder``: the row (a session forgotten keeps its reminders, without the link).
 
@@ -35,6 +35,7 @@ from bigmind.limits import check_text
 from bigmind.memory import globalkb
 from bigmind.search.vectors import VectorStore
 from bigmind.storage import upkeep, usage
+from bigmind.storage.attempts import Attempts
 from bigmind.storage.db import Tx
 from bigmind.storage.fact_history import FactHistory
 from bigmind.storage.focus import FocusAnnouncements
@@ -46,7 +47,17 @@ from bigmind.storage.savings import Savings
 from bigmind.storage.store import Store
 from bigmind.storage.vectors import CONTEXT_TURNS, table
 
-KINDS = ("fact", "chunk", "summary", "session", "hypothesis", "person", "focus", "reminder")
+KINDS = (
+    "fact",
+    "chunk",
+    "summary",
+    "session",
+    "hypothesis",
+    "person",
+    "focus",
+    "attempt",
+    "reminder",
+)
 LABEL_CHARS = 100
 NAMED = 5  # memories an answer names one by one; more are counted per kind
 BULK = 100  # memories past which one forget deletes in bulk (full-text indexes merged after)
@@ -61,10 +72,13 @@ TEXT_TABLES = {
     "hypothesis": ("hypotheses",),
     "person": ("people",),
     "focus": ("focus_announcements",),
+    "attempt": ("attempts",),
     "reminder": ("reminders",),
 }
 # Rows a forget only unlinks or counts: a plain VACUUM tidies them.
-LINK_TABLES = {"session": ("facts", "hypotheses", "token_saves", "global_knowledge", "reminders")}
+LINK_TABLES = {
+    "session": ("facts", "hypotheses", "token_saves", "global_knowledge", "attempts", "reminders")
+}
 VECTOR_KINDS = {
     "fact": ("fact",),
     "chunk": ("chunk", "chunk_context"),
@@ -73,6 +87,7 @@ VECTOR_KINDS = {
     "hypothesis": ("hypothesis",),
     "person": ("person",),
     "focus": (),
+    "attempt": ("attempt",),
     "reminder": (),
 }
 
@@ -85,6 +100,7 @@ PLURALS = {
     "hypothesis": "hypotheses",
     "person": "people",
     "focus": "focus announcements",
+    "attempt": "attempts",
     "reminder": "reminders",
 }
 NAMES = {  # what the answer counts, singular and plural
@@ -96,6 +112,7 @@ NAMES = {  # what the answer counts, singular and plural
     "hypotheses": "hypothesis",
     "people": "person",
     "focus announcements": "focus announcement",
+    "attempts": "attempt",
     "reminders": "reminder",
     "vectors": "vector",
     "use counts": "use count",
@@ -213,6 +230,9 @@ def _label(store: Store, kind: str, n: int) -> str | None:
     if kind == "hypothesis":
         h = Hypotheses(store.db, store.uid).get(n)
         return None if h is None else _excerpt(h.hypothesis)
+    if kind == "attempt":
+        a = Attempts(store.db, store.uid).get(n)
+        return None if a is None else f"[{a.outcome}] {_excerpt(a.approach)}"
     if kind == "reminder":
         r = Reminders(store.db, store.uid).get(n)
         return None if r is None else _excerpt(r.text)
@@ -269,7 +289,8 @@ def preview(store: Store, target: Target) -> list[str]:
     ]
     facts = [f.id for f in store.facts.of_session(sid, 1000)]
     hyps = [h.id for h in Hypotheses(store.db, store.uid).in_session(sid)]
-    for what, ids in (("facts", facts), ("hypotheses", hyps)):
+    tries = Attempts(store.db, store.uid).in_session(sid)
+    for what, ids in (("facts", facts), ("hypotheses", hyps), ("attempts", tries)):
         if ids:
             refs = ", ".join(f"#{i}" for i in ids[:20]) + (" …" if len(ids) > 20 else "")
             lines.append(f"kept, without the link to it: {what} {refs}")
@@ -324,6 +345,8 @@ def find(store: Store, text: str) -> Found:
             )
     for r in Hypotheses(db, uid).holding(needle, FIND_LIMIT):
         out.append(Target("hypothesis", str(r["id"]), label(r["hypothesis"])))
+    for r in Attempts(db, uid).holding(needle, FIND_LIMIT):
+        out.append(Target("attempt", str(r["id"]), label(r["approach"])))
     for r in Reminders(db, uid).holding(needle, FIND_LIMIT):
         out.append(Target("reminder", str(r["id"]), label(r["text"])))
     for fa in FocusAnnouncements(db, uid).holding(needle, FIND_LIMIT):
@@ -419,6 +442,10 @@ def _forget_one(store: Store, tx: Tx, t: Target, done: Forgotten) -> None:
         if Hypotheses(db, uid).delete(tx, int(t.id)):
             done.count("hypotheses", 1)
             _derived(tx, "hypothesis", [t.id], uid, done)
+    elif t.kind == "attempt":
+        if Attempts(db, uid).delete(tx, int(t.id)):
+            done.count("attempts", 1)
+            _derived(tx, "attempt", [t.id], uid, done)
     elif t.kind == "person":
         if People(db, uid).delete(tx, int(t.id)):
             done.count("people", 1)
@@ -452,6 +479,7 @@ def _session(store: Store, tx: Tx, session_id: str, done: Forgotten) -> None:
     for kind, ids in (
         ("facts", store.facts.unlink_session(tx, session_id)),
         ("hypotheses", Hypotheses(db, uid).unlink_session(tx, session_id)),
+        ("attempts", Attempts(db, uid).unlink_session(tx, session_id)),
         ("reminders", Reminders(db, uid).unlink_session(tx, session_id)),
     ):
         if ids:

@@ -1,18 +1,22 @@
 """A readable Markdown copy of a project's memory, and a person's edits of it applied back.
 
 :func:`write` renders the active facts seen from the current project (by category, each
-line tagged with its id: ``- [#12] text``), the open hypotheses, the reminders not done yet
-and the recent sessions (gotchas are facts of category ``gotcha`` and show there). A comment at the top records each fact's id and the hash of the
-text it had, so :func:`pull` knows what the person changed:
+line tagged with its id: ``- [#12] text``), the open hypotheses, the approaches that failed,
+the reminders not done yet and the recent sessions (gotchas are facts of category ``gotcha``
+and show there; a fact bound to files has them on an indented ``files:`` line under it,
+read-only). A comment at the top records each fact's id and the hash of the text it had, so
+:func:`pull` knows what the person changed:
 
 - a fact line whose text (or category heading) changed → the fact is corrected
   (:func:`bigmind.memory.correct.update_fact`: the old version stays in its history);
 - a fact line deleted → the fact is deprecated;
 - a new ``- text`` line under a category heading → a new fact (deduplicated);
+- a fact keeps its files whatever is done to its text (the ``files:`` lines are not read);
 - a fact changed in memory since the mirror was written is left as memory has it (the
   edit would overwrite what someone else wrote): reported, and the mirror is rewritten.
 
-Only the Facts section is read back; hypotheses, reminders and sessions are there to be read.
+Only the Facts section is read back; hypotheses, failed approaches, reminders and sessions are
+there to be read.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from pathlib import Path
 from bigmind import project as projects
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_category
-from bigmind.memory import journal, reminders
+from bigmind.memory import attempts, gotchas, journal, reminders
 from bigmind.memory.correct import update_fact
 from bigmind.memory.dedup import store_fact
 from bigmind.memory.markdown import read_file
@@ -37,6 +41,7 @@ from bigmind.storage.store import Store
 
 MAX_FACTS = 5_000  # a mirror longer than that is no longer read by a person
 HYPOTHESES = 20
+ATTEMPTS = 20
 SESSIONS = 10
 META = re.compile(r"<!-- bigmind-mirror: (\{.*?\}) -->")
 LINE = re.compile(r"^[-*+]\s+(?:\[#(\d+)\]\s*)?(.*)$")
@@ -94,16 +99,19 @@ def render(store: Store) -> tuple[str, int, int, int]:
         + (f", project `{p.key}`." if p else "."),
         "Edit the fact lines, then run `bigmind mirror --pull`: change a line's text to correct "
         "that fact, delete a line to deprecate it, add `- text` under a category to add a fact. "
-        "Keep the `[#id]` tags. Hypotheses, reminders and sessions are read-only here.",
+        "Keep the `[#id]` tags. Files and the other sections are read-only here.",
         "",
         "## Facts",
     ]
     category = None
+    files = gotchas.of_facts(store, [f.id for f in facts])
     for f in facts:
         if f.category != category:
             category = f.category
             lines += ["", f"### {category}", ""]
         lines.append(f"- [#{f.id}] {_one_line(f.fact)}")
+        if f.id in files:
+            lines.append("  files: " + ", ".join(f"`{p}`" for p in files[f.id]))
     if not facts:
         lines += ["", "(none yet)"]
     if len(facts) == MAX_FACTS:
@@ -112,6 +120,12 @@ def render(store: Store) -> tuple[str, int, int, int]:
     lines += ["", "## Open hypotheses", ""]
     lines += [f"- (h{h.id}, {h.confidence:.0%}) {_one_line(h.hypothesis)}" for h in hyps]
     lines += [] if hyps else ["(none)"]
+    failed = attempts.list_(store, "failed", ATTEMPTS)
+    lines += ["", "## Approaches that failed", ""]
+    for a in failed:
+        why = f" — {_one_line(a.why)}" if a.why else ""
+        lines.append(f"- {a.created_at[:10]} (a{a.id}) {_one_line(a.approach)}{why}")
+    lines += [] if failed else ["(none)"]
     lines += ["", "## Reminders", "", *(_reminder_lines(store) or ["(none)"])]
     sessions = store.list_sessions(SESSIONS)
     lines += ["", "## Recent sessions", ""]

@@ -19,13 +19,13 @@ import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bigmind import __version__, redact
-from bigmind.errors import ExportError, InvalidInput, NotFound
+from bigmind.errors import ExportError, InvalidInput
 from bigmind.memory import globalkb
+from bigmind.memory.exportpath import EXPORT_FORMAT
 from bigmind.models import content_hash, now_ts
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
@@ -33,7 +33,6 @@ from bigmind.storage.secrets import TEXT_COLUMNS, redact_row
 from bigmind.storage.store import Store
 from bigmind.storage.transfer import Transfer
 
-EXPORT_FORMAT = "bigmind-export"
 EXPORT_VERSION = 1
 PROGRESS_EVERY = 500  # rows between progress reports on import
 Progress = Callable[[int, int], None]
@@ -58,8 +57,11 @@ TABLES = (
     Table("facts", ("content_hash", "created_at"), ("category", "fact")),
     # A fact's earlier versions travel with it: imported for the facts an import adds.
     Table("fact_history", ("fact_id", "version"), ("fact_id", "version", "category", "fact")),
+    # The files a fact is bound to travel with it the same way.
+    Table("fact_files", ("fact_id", "path"), ("fact_id", "path", "name")),
     Table("conversation_chunks", ("session_id", "seq"), ("session_id", "role", "content", "seq")),
     Table("hypotheses", ("hypothesis", "created_at"), ("hypothesis",)),
+    Table("attempts", ("approach", "created_at"), ("approach", "outcome")),
     Table("reminders", ("text", "created_at"), ("text", "created_at")),
     Table(
         "focus_announcements",
@@ -100,29 +102,6 @@ def export_data(store: Store, progress: Progress | None = None) -> dict[str, Any
         if progress:
             progress(i, len(TABLES))
     return data
-
-
-def default_export_path(data_dir: Path) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
-    return data_dir / "exports" / f"bigmind_export_{stamp}.json"
-
-
-def resolve_export_path(output_path: str | None, data_dir: Path) -> Path:
-    """Absolute target: default name in <data dir>/exports; relative paths resolve there too.
-    A folder that does not exist is refused, not created (a typo would hide the file)."""
-    if output_path is None or not output_path.strip():
-        return default_export_path(data_dir)
-    p = Path(output_path.strip()).expanduser()
-    if not p.is_absolute():
-        p = data_dir / "exports" / p
-    if p.is_dir():
-        raise ExportError(f"{p} is a folder; give a file path such as {p / 'bigmind.json'}.")
-    exports = data_dir / "exports"
-    if not p.parent.is_dir() and exports not in (p.parent, *p.parent.parents):  # ours: made
-        raise ExportError(
-            f"The folder {p.parent} does not exist; create it first or choose another path."
-        )
-    return p
 
 
 def write_export(
@@ -183,27 +162,6 @@ class ImportReport:
     @property
     def total_added(self) -> int:
         return sum(self.added.values())
-
-
-def resolve_import_path(input_path: str, data_dir: Path) -> Path:
-    """An absolute path, or a relative one found under <data dir>/exports or the working folder."""
-    raw = (input_path or "").strip()
-    if not raw:
-        raise InvalidInput(
-            "No export file named.",
-            tool="Give input_path: the path memory_export reported.",
-            cli="Give the path `bigmind export` printed.",
-        )
-    p = Path(raw).expanduser()
-    candidates = [p] if p.is_absolute() else [data_dir / "exports" / p, Path.cwd() / p]
-    for c in candidates:
-        if c.is_file():
-            return c
-    raise NotFound(
-        f"No export file at {' or '.join(str(c) for c in candidates)}.",
-        tool="Give the path memory_export reported.",
-        cli="Give the path `bigmind export` printed.",
-    )
 
 
 def load_export(path: Path) -> dict[str, Any]:
@@ -302,7 +260,7 @@ def _merge(
                     row["status"], row["approved_by"] = "pending", None
                 if row.get("approved_by") and not copier.user_exists(tx, row["approved_by"]):
                     row["approved_by"] = None  # a curator of the source database
-                if t.name == "fact_history":
+                if t.name in ("fact_history", "fact_files"):
                     if row.get("fact_id") not in fact_ids:  # its fact was here already
                         skipped += 1
                         continue

@@ -155,7 +155,9 @@ class Semantic:
         held = self.vectors.model()
         if held is None:
             self.vectors.adopt(emb.model_id, emb.dim)
-        elif held != (emb.model_id, emb.dim):
+        elif held == (emb.model_id, emb.dim):
+            self.vectors.ensure(emb.dim)
+        else:
             self._set(
                 "stale-model",
                 f"stored vectors are from {held[0]} ({held[1]} d) but the model is "
@@ -295,6 +297,8 @@ class Semantic:
         held = self.vectors.model()
         if adopt or held is None:
             self.vectors.adopt(emb.model_id, emb.dim)
+        elif held == (emb.model_id, emb.dim):
+            self.vectors.ensure(emb.dim)
         elif held != (emb.model_id, emb.dim):
             raise BigMindError(
                 f"Stored vectors are from {held[0]}; run `bigmind reindex` to use {emb.model_id}."

@@ -81,6 +81,10 @@ def _global_text(r: Row) -> str:
     return f"[{r['category']}] {r['title']}\n{r['content']}"
 
 
+def _attempt_text(r: Row) -> str:
+    return str(r["approach"])
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     """One kind of memory: how its text for embedding is made (its rows are
@@ -113,9 +117,11 @@ SOURCES: dict[str, Source] = {
         Source("hypothesis", _hypothesis_text, False),
         Source("person", _person_text, False),
         Source("global", _global_text, False),
+        Source("attempt", _attempt_text, True),
     )
 }
-KINDS = tuple(k for k in SOURCES if k != "chunk_context")  # what recall can be asked for
+# What recall can be asked for (attempts are not ranked: they warn, memory/attempts.py).
+KINDS = tuple(k for k in SOURCES if k not in ("chunk_context", "attempt"))
 EXTRA_VECTORS = {"chunk": ("chunk_context",)}  # searched with a kind; the best similarity wins
 
 
@@ -181,6 +187,11 @@ class VectorStore:
         """Make the vector tables belong to this model (creating them; dropping any others)."""
         self.tables.adopt(model_id, dim)
         self._forget_partitions()
+
+    def ensure(self, dim: int) -> None:
+        """Vector tables for kinds added since the model was adopted (after an upgrade)."""
+        if self.tables.ensure(dim):
+            self._forget_partitions()
 
     def table_ddl(self, kind: str, dim: int) -> str:
         """The DDL of the vector table for ``kind`` (migrate-db rebuilds indexes with it)."""

@@ -95,16 +95,7 @@ class Hypotheses(Table):
         self, status: str | None, limit: int, project: str | None = ANYWHERE
     ) -> list[Hypothesis]:
         """With ``status`` (None: any), seen from ``project``, newest first."""
-        seen, more = in_project("project", project)
-        where, args = f"user_id = ? AND {seen}", [self.uid, *more]
-        if status is not None:
-            where += " AND status = ?"
-            args.append(status)
-        rows = self.db.query(
-            f"SELECT {COLUMNS} FROM hypotheses WHERE {where}"
-            " ORDER BY created_at DESC, id DESC LIMIT ?",
-            (*args, limit),
-        )
+        rows = self._newest("hypotheses", COLUMNS, {"status": status}, limit, project)
         return [hypothesis_from_row(r) for r in rows]
 
     def in_session(self, session_id: str) -> list[Hypothesis]:

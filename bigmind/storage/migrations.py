@@ -605,6 +605,51 @@ CREATE INDEX IF NOT EXISTS idx_reminders_user_done ON reminders(user_id, done_at
     )
 
 
+def _m0020_fact_files(tx: Tx, dialect: str) -> None:
+    """The files a fact is about (``fact_files``: a gotcha shown when its file is focused or
+    recalled). ``name`` is the path's last component, lower-cased, for an indexed lookup; rows
+    go with their fact (``ON DELETE CASCADE``)."""
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE TABLE IF NOT EXISTS fact_files (
+    id         {id},
+    fact_id    BIGINT NOT NULL REFERENCES facts(id) ON DELETE CASCADE,
+    user_id    TEXT NOT NULL REFERENCES users(id),
+    path       TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    created_at {ts} NOT NULL,
+    UNIQUE (fact_id, path)
+);
+CREATE INDEX IF NOT EXISTS idx_fact_files_user_name ON fact_files(user_id, name);
+""",
+    )
+
+
+def _m0021_attempts(tx: Tx, dialect: str) -> None:
+    """Approaches an agent tried and whether they failed or worked (memory_record_attempt): a
+    later focus or recall close to a failed one is warned. Seen from their project and, made
+    outside any, from everywhere, like hypotheses."""
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE TABLE IF NOT EXISTS attempts (
+    id         {id},
+    user_id    TEXT NOT NULL REFERENCES users(id),
+    session_id TEXT REFERENCES sessions(id),
+    project    TEXT,
+    approach   TEXT NOT NULL,
+    outcome    TEXT NOT NULL CHECK (outcome IN ('failed', 'worked')),
+    why        TEXT,
+    created_at {ts} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_attempts_user_outcome ON attempts(user_id, outcome);
+""",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -625,6 +670,8 @@ MIGRATIONS: list[Migration] = [
     Migration("0017_fact_retirement", _m0017_fact_retirement),
     Migration("0018_implicit_sessions", _m0018_implicit_sessions),
     Migration("0019_reminders", _m0019_reminders),
+    Migration("0020_fact_files", _m0020_fact_files),
+    Migration("0021_attempts", _m0021_attempts),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -37,6 +37,7 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "token_saves": ("description",),
     "identity_profile": ("role", "preferences", "pinned_facts"),
     "global_knowledge": ("title", "content", "review_notes"),
+    "attempts": ("approach", "why"),
 }
 # The vectors a table's text feeds (storage/vectors.py SELECTS): dropped when it changes.
 VECTOR_KINDS: dict[str, tuple[str, ...]] = {
@@ -47,6 +48,7 @@ VECTOR_KINDS: dict[str, tuple[str, ...]] = {
     "hypotheses": ("hypothesis",),
     "people": ("person",),
     "global_knowledge": ("global",),
+    "attempts": ("attempt",),
 }
 PAGE = 500
 

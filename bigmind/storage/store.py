@@ -43,6 +43,7 @@ from bigmind.models import (
 from bigmind.storage import autoline
 from bigmind.storage.chunks import Chunks
 from bigmind.storage.db import Backend, Tx
+from bigmind.storage.fact_files import FactFiles
 from bigmind.storage.facts import Facts, fact_from_row
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
@@ -101,6 +102,7 @@ class Store:
         self.sessions = Sessions(backend, self.uid)
         self.facts = Facts(backend, self.uid)
         self.links = FactLinks(backend, self.uid)
+        self.fact_files = FactFiles(backend, self.uid)
         self.chunks = Chunks(backend, self.uid)
         self.profiles = Profiles(backend, self.uid)
 
@@ -316,8 +318,10 @@ class Store:
     def list_sessions(
         self, limit: int = 10, topic: str | None = None, offset: int = 0
     ) -> list[Session]:
-        """This project's sessions (and those made in none), newest first."""
-        return self.sessions.page(check_limit(limit), offset, topic, self.project_key)
+        """This project's sessions (and those made in none), newest first; with ``topic``,
+        those tagged with it (a tag is at most limits.TOPIC characters: a longer one is no tag)."""
+        tag = optional_text("topic", topic, limits.TOPIC)
+        return self.sessions.page(check_limit(limit), offset, tag, self.project_key)
 
     def important_sessions(self, limit: int = 3, min_importance: int = 8) -> list[Session]:
         return self.sessions.important(limit, min_importance, self.project_key)
@@ -339,11 +343,13 @@ class Store:
         scope: str | None = None,
         *,
         then: Callable[[Tx, Fact], None] | None = None,
+        files: Sequence[str] = (),
     ) -> tuple[Fact, bool, SessionRef | None]:
         """Store a fact in the current project (see :meth:`fact_scope`). Returns (fact,
         created, session); an identical active fact seen from this project is reused.
         ``then`` runs in the same transaction once a new fact is inserted (the duplicate and
-        conflict check records its outcome there)."""
+        conflict check records its outcome there). ``files`` (normalised paths) are bound to
+        the fact, new or reused."""
         cat = check_category(category)
         text = stored_text("fact", fact, limits.FACT)
         conf = check_unit("confidence", confidence)
@@ -355,6 +361,7 @@ class Store:
         with self.db.transaction() as tx:
             dup = self.facts.active_with_hash(digest, tx, key)
             if dup is not None:
+                self.fact_files.add(tx, dup.id, files, ts)
                 return dup, False, None
             # Omitted: the fact belongs to the open session of this project, if there is one
             # (a fact alone never opens a session).
@@ -371,6 +378,7 @@ class Store:
                 project=key,
                 scope=where,
             )
+            self.fact_files.add(tx, created.id, files, ts)
             if then is not None:
                 then(tx, created)
         return created, True, ref

@@ -31,6 +31,23 @@ class Table:
         )
         return n, rows
 
+    def _newest(
+        self, table: str, columns: str, equal: dict[str, object], limit: int, project: str | None
+    ) -> list[Row]:
+        """``columns`` of this user's rows of ``table`` seen from ``project`` (see
+        :func:`in_project`) whose columns equal ``equal``'s values (None: any), newest first."""
+        seen, more = in_project("project", project)
+        where, args = f"user_id = ? AND {seen}", [self.uid, *more]
+        for column, value in equal.items():
+            if value is not None:
+                where += f" AND {column} = ?"
+                args.append(value)
+        return self.db.query(
+            f"SELECT {columns} FROM {table} WHERE {where} ORDER BY created_at DESC, id DESC"
+            " LIMIT ?",
+            (*args, limit),
+        )
+
 
 ANYWHERE = "*"  # a project filter that lets every project's rows through (never a key)
 

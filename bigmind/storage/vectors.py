@@ -80,6 +80,10 @@ SELECTS: dict[str, Select] = {
         " FROM global_knowledge b",
         True,
     ),
+    # Failed approaches, embedded for the warning when a later focus or recall means the same.
+    "attempt": Select(
+        "SELECT b.id AS item_id, b.user_id AS owner, b.approach FROM attempts b", True
+    ),
 }
 
 
@@ -155,6 +159,16 @@ class VectorTables:
                 "INSERT INTO embedding_state(key, value) VALUES ('model', ?), ('dim', ?)",
                 (model_id, str(dim)),
             )
+
+    def ensure(self, dim: int) -> list[str]:
+        """Create the vector tables of kinds added since the model was adopted (an upgrade
+        brought a new kind of memory); the kinds created."""
+        missing = [k for k in SELECTS if not self.db.table_exists(table(k))]
+        if missing:
+            with self.db.transaction() as tx:
+                for kind in missing:
+                    tx.script(self.table_ddl(kind, dim))
+        return missing
 
     def table_ddl(self, kind: str, dim: int) -> str:
         """The DDL of the vector table for ``kind``."""

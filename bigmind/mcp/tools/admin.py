@@ -12,7 +12,7 @@ from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.instructions import rules
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, edge, result
-from bigmind.memory import maintenance, transfer
+from bigmind.memory import exportpath, maintenance, transfer
 from bigmind.runtime import Runtime
 
 
@@ -96,12 +96,14 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     def memory_export(
         output_path: Annotated[
             str | None,
-            Field(description="Relative paths go under the data folder's exports/."),
+            Field(description="A file in the data folder's exports/, where it is written."),
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
     ) -> ToolResult:
         """Back up all of the user's memory to one JSON file."""
-        target = transfer.resolve_export_path(output_path, rt.settings.data_dir)
+        target = exportpath.resolve_export_path(
+            output_path, rt.settings.data_dir, overwrite=overwrite
+        )
         counts = transfer.write_export(rt.store, target, overwrite=overwrite)
         summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
         return result(f"Exported to {target} ({summary}).", path=str(target), counts=counts)
@@ -113,7 +115,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         mode: Annotated[str, Field(description="'merge': add what is missing.")] = "merge",
     ) -> ToolResult:
         """Merge a memory_export file into this memory. Idempotent; all or nothing."""
-        path = transfer.resolve_import_path(input_path, rt.settings.data_dir)
+        path = exportpath.resolve_import_path(input_path, rt.settings.data_dir)
         report = transfer.import_data(rt.store, transfer.load_export(path), mode)
         rt.wrote()
         added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"

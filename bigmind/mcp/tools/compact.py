@@ -14,6 +14,7 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge
+from bigmind.mcp.tools.knowledge import Files
 from bigmind.mcp.tools.sessions import SessionId, Topics
 
 # Served as they are: their arguments are already few.
@@ -42,11 +43,12 @@ def register(mcp: FastMCP, full: Catalog) -> None:
         importance: Importance = 5,
         scope: Literal["project", "global"] | None = None,
         session_id: SessionId = None,
+        files: Files = None,
     ) -> ToolResult:
         """Store one durable fact (preference, decision, bug root cause…) unasked; never
         secrets. A repeat returns its id."""
         return full["memory_store_fact"](
-            category, fact, session_id=session_id, importance=importance, scope=scope
+            category, fact, session_id=session_id, importance=importance, scope=scope, files=files
         )
 
     @tool(annotations=WRITE, run_in_thread=False)
@@ -83,19 +85,28 @@ def register(mcp: FastMCP, full: Catalog) -> None:
     @tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_journal(
-        action: Literal["add", "resolve", "list", "remind", "done"],
+        action: Literal["add", "resolve", "list", "attempt", "remind", "done"],
         text: Annotated[
             str | None,
-            Field(description="add: the prediction; resolve: what happened; remind: the note."),
+            Field(
+                description="add: the prediction; resolve: what happened; attempt: approach;"
+                " remind: the note."
+            ),
         ] = None,
         id: Id = None,
         status: Literal["confirmed", "refuted", "abandoned"] = "confirmed",
+        outcome: Literal["failed", "worked"] = "failed",
+        why: str | None = None,
         when: Annotated[str, Field(description="remind: 'next_session' or an ISO date.")] = (
             "next_session"
         ),
     ) -> ToolResult:
         """Hypotheses: add one before a non-trivial task, resolve it after, list the open.
-        remind: a note that leads the packet when due, until done."""
+        attempt: record an approach that failed or worked, and why. remind: a note that leads
+        the packet when due, until done."""
+        if action == "attempt":
+            needed(text, "text", f"action={action!r}")
+            return full["memory_record_attempt"](text, outcome, why)
         if action == "add":
             needed(text, "text", f"action={action!r}")
             return full["memory_add_hypothesis"](text)

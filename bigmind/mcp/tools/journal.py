@@ -11,7 +11,7 @@ from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import journal, reminders
+from bigmind.memory import attempts, journal, reminders
 from bigmind.runtime import Runtime
 
 Status = Literal["open", "confirmed", "refuted", "abandoned"]
@@ -91,6 +91,22 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             for sc in scans
         ]
         return result("\n".join(lines), scans=data)
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_record_attempt(
+        approach: Annotated[str, Field(description="What you tried.")],
+        outcome: Literal["failed", "worked"],
+        why: str,
+        session_id: SessionId = None,
+    ) -> ToolResult:
+        """Record an approach you tried and why it failed or worked: a later focus or recall
+        close to a failed one warns."""
+        a, ref = attempts.record(rt.store, approach, outcome, why, session_id)
+        rt.wrote()
+        return result(
+            f"Attempt #{a.id} recorded ({a.outcome})." + session_note(ref), attempt_id=a.id
+        )
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge

@@ -11,7 +11,7 @@ from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import correct, dedup, forget, rivals
+from bigmind.memory import attempts, correct, dedup, forget, gotchas, rivals
 from bigmind.runtime import Runtime
 
 Query = Annotated[
@@ -24,6 +24,9 @@ Kinds = Annotated[
     list[str] | str | None,
     Field(description="Any of fact, chunk, summary, hypothesis, person, global (default all)."),
 ]
+Files = Annotated[
+    list[str] | str | None, Field(description="Files it is about: shown when they are touched.")
+]
 
 
 def register(mcp: Catalog, rt: Runtime) -> None:
@@ -35,6 +38,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         mode: str = "hybrid",
         include_deprecated: bool = False,
         scope: str = "all",
+        bound: bool = False,
     ) -> ToolResult:
         found = rt.recall().search(
             query, limit, kinds, mode=mode, include_deprecated=include_deprecated, scope=scope
@@ -44,8 +48,16 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         text = render.hits(hits, query, what)
         if found.note:
             text += "\n" + found.note
-        text += render.notices(rt.notices())
-        return result(text, results=[h.as_dict() for h in hits], note=found.note or None)
+        tried = attempts.warnings(rt.store, query, rt.semantic)
+        text += attempts.block(tried) + render.notices(rt.notices())
+        more: dict[str, object] = {"failed_attempts": [e.as_dict() for e in tried]}
+        # Facts bound to the files the question names lead the reply (memory_recall only).
+        if bound and (kinds is None or "fact" in {k.strip() for k in limits.items(kinds)}):
+            files = gotchas.for_files(rt.store, gotchas.named_in(query))
+            if files:
+                text = "\n".join(gotchas.lines(files)) + "\n\n" + text
+                more["gotchas"] = [b.as_dict() for b in files]
+        return result(text, results=[h.as_dict() for h in hits], note=found.note or None, **more)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
@@ -54,7 +66,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Search all memory by keywords and meaning; each hit says why. The best first
         search."""
-        return ranked(query, limit, kinds, "memories", scope=scope)
+        return ranked(query, limit, kinds, "memories", scope=scope, bound=True)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
@@ -99,11 +111,12 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         session_id: SessionId = None,
         importance: Importance = 5,
         scope: Literal["project", "global"] | None = None,
+        files: Files = None,
     ) -> ToolResult:
         """Store one durable fact unasked: a preference, constraint, decision, bug root
         cause, what a module does. Never secrets. A repeat returns its id."""
         r = dedup.store_fact(
-            rt.store, rt.semantic, category, fact, confidence, session_id, importance, scope
+            rt.store, rt.semantic, category, fact, confidence, session_id, importance, scope, files
         )
         rt.wrote()
         f = r.fact
@@ -126,6 +139,8 @@ def register(mcp: Catalog, rt: Runtime) -> None:
                 )
         for o in r.outcomes:
             text += "\n" + o.describe()
+        if r.files:
+            text += f"\nBound to {', '.join(r.files)}: shown when they are focused or recalled."
         text += session_note(r.session) + render.notices(rt.notices())
         return result(
             text,
@@ -140,6 +155,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             ],
             supersedes=[o.other.id for o in r.outcomes if o.kind == "supersedes"],
             merged=[o.other.id for o in r.outcomes if o.kind == "merged"],
+            files=r.files,
         )
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)

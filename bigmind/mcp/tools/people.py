@@ -38,10 +38,12 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         notes: Annotated[str | None, Field(description="Appended, not replaced.")] = None,
     ) -> ToolResult:
         """Store or update a colleague: who they are and what they know."""
-        p, created = people.remember(rt.store, username, display_name, role, team, expertise, notes)
+        r = people.remember(rt.store, username, display_name, role, team, expertise, notes)
         rt.wrote()
-        verb = "Remembered new person" if created else "Updated"
-        return result(f"{verb} {p.username}.", person=p.as_dict(), created=created)
+        text = f"{'Remembered new person' if r.created else 'Updated'} {r.person.username}."
+        if r.trimmed:
+            text += f" Trimmed {' and '.join(r.trimmed)} to stay within the caps."
+        return result(text, person=r.person.as_dict(), created=r.created, trimmed=r.trimmed)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge

@@ -10,7 +10,7 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge, result
-from bigmind.memory import consolidate, mirror
+from bigmind.memory import attempts, consolidate, mirror
 from bigmind.memory.context import Packet, build_context
 from bigmind.runtime import Runtime
 from bigmind.storage.store import SessionRef
@@ -101,6 +101,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         notes = []
         if started.auto_closed:
             notes.append(f"Auto-closed {len(started.auto_closed)} session(s) open for over 24 h.")
+        notes += [e.line() for e in attempts.warnings(store, focus or "", rt.semantic)]
         notes.append("Announce the session line above in the chat; end with memory_end_session.")
         text = f"{head}\n\n{packet.text}\n" + "\n".join(notes) + render.notices(rt.notices())
         return result(
