@@ -27,6 +27,7 @@ SUMMARY = 40_000  # a session's Tier-2 summary, key facts or code references
 ONE_LINER = 200
 SHORT = 500  # a reason, a role, a flag reason, an expertise list, a savings note
 OUTCOME = 2 * SHORT  # a session's outcome, a focus description
+REMINDER = SHORT  # a reminder leads every packet until done: kept short
 QUERY = 2_000
 PERSON_QUERY = 1_000
 PROFILE_TEXT = 4_000  # preferences; pinned facts

@@ -48,6 +48,7 @@ class Alice:
     flagged: int = 0
     hypothesis: int = 0  # open
     resolved: int = 0
+    reminder: int = 0  # due since 2020: in every packet of hers
     focus: int = 0  # a focus announcement of her closed session
     attempt: int = 0  # a failed approach, in her closed session
     approved_entry: int = 0  # company knowledge she promoted and approved (shared)
@@ -233,6 +234,9 @@ async def _fill_alice(w: World) -> None:
         session_id=a.closed,
     )
     a.resolved = h["hypothesis_id"]
+    _, r = await call(cl, "memory_remind", text=f"{MARKER} check the {LURE}", when="2020-01-01")
+    a.reminder = r["reminder"]["id"]
+    await call(cl, "memory_remind", text=f"{MARKER} next time: the {LURE}", session_id=a.closed)
     await call(
         cl,
         "memory_resolve_hypothesis",

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from bigmind.cli.main import main
-from bigmind.memory import correct, focus, globalkb, journal, people, savings
+from bigmind.memory import correct, focus, globalkb, journal, people, reminders, savings
 from bigmind.models import now_ts
 from bigmind.search import keyword
 from bigmind.search.vectors import SOURCES, Pending, VectorStore
@@ -46,6 +46,8 @@ def _fill(store: Store, who: str) -> None:
     h, _ = journal.add(store, f"{who}: the cache will fix the latency", 0.6, s.id)
     journal.resolve(store, h.id, "refuted", "it did not")
     journal.add(store, f"{who}: retries are enough", 0.8, s.id)
+    reminders.done(store, reminders.add(store, f"{who}: bump Kafka", "2020-01-01", s.id)[0].id)
+    reminders.add(store, f"{who}: rerun the importer", session_id=s.id)
     focus.announce(store, s.id, f"{who} edits the importer", ["bigmind/transfer.py"])
     savings.log(store, s.id, "recalled instead of reading", 1200, "memory")
     people.remember(store, f"{who}-colleague", "Jane", "SRE", "platform", "kafka", "on call")
@@ -294,6 +296,15 @@ def test_missing_source_is_refused_and_not_created(
     code, _, err = run(capsys, "--to", url, "--from", str(missing))
     assert code == 3 and str(missing) in err
     assert not missing.exists() and not missing.parent.exists()
+
+
+@pytest.mark.sqlite_only
+def test_every_table_of_the_schema_is_copied(backend: SQLiteBackend) -> None:
+    """A table left out of TABLES would stay behind in the SQLite file without a word."""
+    rows = backend.query("SELECT name FROM sqlite_master WHERE type = 'table'")
+    names = {r["name"] for r in rows}
+    made = {n for n in names if not n.startswith("sqlite_") and "_fts" not in n}
+    assert made - {s.name for s in TABLES} == set()
 
 
 def test_vector_tables_cover_every_kind() -> None:

@@ -269,6 +269,18 @@ async def _resolve_hypothesis(w: World) -> None:
             )
 
 
+@case("memory_remind")
+async def _remind(w: World) -> None:
+    await w.refused_like_unknown("memory_remind", "done", w.a.reminder, UNKNOWN_INT)
+    for sid in (w.a.open, w.a.closed):
+        await w.refused_like_unknown(
+            "memory_remind", "session_id", sid, new_sid(), text=f"{BOB} remember"
+        )
+    _, data = await w.call("memory_remind", text=f"{BOB} remember", when="2020-01-01")
+    text, _ = await w.call("memory_get_context")
+    assert f"Reminder #{data['reminder']['id']} " in text
+
+
 @case("memory_list_hypotheses")
 async def _list_hypotheses(w: World) -> None:
     for status in ("all", "open", "refuted"):

@@ -127,3 +127,9 @@ async def test_bigmind_serve_with_the_compact_profile_over_stdio(tmp_path: Path)
                 assert init.instructions == server_instructions("compact")
                 listed = await session.list_tools()
                 assert {t.name for t in listed.tools} == COMPACT
+                # A reminder set through the compact journal leads the packet when due.
+                args = {"action": "remind", "text": "Ship the docs", "when": "2020-01-01"}
+                set_ = await session.call_tool("memory_journal", args)
+                assert set_.content[0].text.startswith("Reminder #1 set")
+                got = await session.call_tool("memory_get", {"what": "context"})
+                assert "⏰ Reminder #1 " in got.content[0].text

@@ -62,6 +62,8 @@ async def _seed(client: Cli) -> dict[str, Any]:
         client, "memory_flag_important", content="Kafka retention is 7 days", flag_reason="ops"
     )
     await call(client, "memory_add_hypothesis", hypothesis="Kafka lag causes the payment delay")
+    await call(client, "memory_remind", text="Check the Kafka lag", when="2020-01-01")
+    await call(client, "memory_remind", text="Rerun the payments consumer")
     # A failed approach the reads below come close to: their warning reads it, writes nothing.
     await call(
         client,

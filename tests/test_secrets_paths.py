@@ -206,6 +206,12 @@ async def _resolve_hypothesis(w: World) -> None:
     )
 
 
+@writes("memory_remind")
+async def _remind(w: World) -> None:
+    text = f"rotate AccountKey={w.secret('azure-account-key')} before Friday"
+    await w.stores("memory_remind", text=text, when="2020-01-01", session_id=w.session)
+
+
 @writes("memory_remember_person")
 async def _remember_person(w: World) -> None:
     await w.stores(

@@ -20,7 +20,7 @@ from bigmind.errors import NoMemoryYet, NotFound
 if TYPE_CHECKING:
     from bigmind.memory.forget import Forgotten, Found, Target
 
-KINDS_HELP = "fact, chunk, summary, session, hypothesis, person, focus or attempt"
+KINDS_HELP = "fact, chunk, summary, session, hypothesis, person, focus, attempt or reminder"
 
 
 def forget_arguments(sp: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bigmind.memory import globalkb, journal, rivals
+from bigmind.memory import globalkb, journal, reminders, rivals
 from bigmind.memory.focus import Focus, latest_focus
 from bigmind.memory.globalkb import GlobalEntry
 from bigmind.models import AUTO_CLOSE_HOURS, Fact, Profile, Session, day_of, now_ts, ts_ago
@@ -38,6 +38,9 @@ SESSION_CANDIDATES = 12
 FACT_COUNT_CAP = 10_000  # "10000 facts not shown" reads as "at least": counting further costs time
 GLOBAL_ENTRIES = 5  # company knowledge entries in the packet (plan decision D3)
 FOCUS_GLOBAL = 10  # focus matches among company knowledge that may lift an entry
+REMINDERS_SHOWN = 5  # due reminders the packet shows at most (the earliest due first)
+REMINDER_CANDIDATES = 100  # due reminders counted at most ("100 not shown" reads as "at least")
+REMINDER_TOKENS = 60  # a reminder's text in the packet is cut to this (it leads every packet)
 MIN_ENTRY_TOKENS = 24  # below this an entry's line says too little to be worth showing
 _T0_HEADING = "### 👤 Who you are"
 
@@ -130,13 +133,19 @@ def build_context(
         "",
     ]
     used = sum(count_tokens(h) for h in header)
-    for line in _reminders(store, current_session):  # one short line each, within the budget
+    shown: dict[str, int] = {}
+    omitted: dict[str, int] = {}
+    # Due reminders lead, then the rules card's nudges: one short line each, within the budget.
+    due = reminders.due(store, current_session, REMINDER_CANDIDATES)
+    lead = [_reminder_line(r) for r in due[:REMINDERS_SHOWN]]
+    for line in lead + _nudges(store, current_session):
         if used + count_tokens(line) <= budget - FOOTER_RESERVE:
             header.insert(-1, line)
             used += count_tokens(line)
+    shown["reminders"] = sum(line in header for line in lead)
+    if len(due) > shown["reminders"]:
+        omitted["reminders"] = len(due) - shown["reminders"]
     body: list[str] = []
-    shown: dict[str, int] = {}
-    omitted: dict[str, int] = {}
 
     def room(tier_budget: int) -> int:
         return max(0, min(tier_budget, budget - FOOTER_RESERVE - used))
@@ -210,7 +219,15 @@ def build_context(
     return Packet(text=text, tokens=count_tokens(text), budget=budget, shown=shown, omitted=omitted)
 
 
-def _reminders(store: Store, current_session: str | None) -> list[str]:
+def _reminder_line(r: reminders.Reminder) -> str:
+    text = truncate_to_tokens(" ".join(r.text.split()), REMINDER_TOKENS)
+    return (
+        f"> ⏰ Reminder #{r.id} (set {day_of(r.created_at)}): {text}"
+        f" — memory_remind(done={r.id}) when done"
+    )
+
+
+def _nudges(store: Store, current_session: str | None) -> list[str]:
     """What the rules card asks of the agent that it may have left undone: open hypotheses to
     resolve, and sessions still open besides this one (or open over 24 h) to close."""
     lines = []
@@ -345,6 +362,7 @@ def _session_candidates(store: Store) -> list[Session]:
 
 
 _HOW = {
+    "reminders": "due: mark the shown ones done with memory_remind(done=id) to see them",
     "profile fields": "cut short: memory_update_profile to shorten",
     "pinned facts": "memory_update_profile to trim",
     "facts": "memory_search_facts",
@@ -352,6 +370,7 @@ _HOW = {
     "company entries": "memory_search_global",
 }
 _ONE = {
+    "reminders": "reminder",
     "profile fields": "profile field",
     "pinned facts": "pinned fact",
     "facts": "fact",

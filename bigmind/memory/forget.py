@@ -16,6 +16,7 @@ rewrites the tables that held the text (``VACUUM FULL``). What a forget of each 
   to it — and the answer names them, to be forgotten one by one if they must go too.
 - ``hypothesis``, ``attempt`` (a recorded approach), ``person`` (shared: by whoever added them, a curator, or anyone in personal
   mode), ``focus`` (one focus announcement): the row, its vector and use counts.
+- ``reminder``: the row (a session forgotten keeps its reminders, without the link).
 
 Nothing about a forgotten memory is kept, not even a log line with its text or the reason.
 """
@@ -41,11 +42,22 @@ from bigmind.storage.focus import FocusAnnouncements
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
 from bigmind.storage.people import People
+from bigmind.storage.reminders import Reminders
 from bigmind.storage.savings import Savings
 from bigmind.storage.store import Store
 from bigmind.storage.vectors import CONTEXT_TURNS, table
 
-KINDS = ("fact", "chunk", "summary", "session", "hypothesis", "person", "focus", "attempt")
+KINDS = (
+    "fact",
+    "chunk",
+    "summary",
+    "session",
+    "hypothesis",
+    "person",
+    "focus",
+    "attempt",
+    "reminder",
+)
 LABEL_CHARS = 100
 NAMED = 5  # memories an answer names one by one; more are counted per kind
 BULK = 100  # memories past which one forget deletes in bulk (full-text indexes merged after)
@@ -61,9 +73,12 @@ TEXT_TABLES = {
     "person": ("people",),
     "focus": ("focus_announcements",),
     "attempt": ("attempts",),
+    "reminder": ("reminders",),
 }
 # Rows a forget only unlinks or counts: a plain VACUUM tidies them.
-LINK_TABLES = {"session": ("facts", "hypotheses", "token_saves", "global_knowledge", "attempts")}
+LINK_TABLES = {
+    "session": ("facts", "hypotheses", "token_saves", "global_knowledge", "attempts", "reminders")
+}
 VECTOR_KINDS = {
     "fact": ("fact",),
     "chunk": ("chunk", "chunk_context"),
@@ -73,6 +88,7 @@ VECTOR_KINDS = {
     "person": ("person",),
     "focus": (),
     "attempt": ("attempt",),
+    "reminder": (),
 }
 
 
@@ -85,6 +101,7 @@ PLURALS = {
     "person": "people",
     "focus": "focus announcements",
     "attempt": "attempts",
+    "reminder": "reminders",
 }
 NAMES = {  # what the answer counts, singular and plural
     "facts": "fact",
@@ -96,6 +113,7 @@ NAMES = {  # what the answer counts, singular and plural
     "people": "person",
     "focus announcements": "focus announcement",
     "attempts": "attempt",
+    "reminders": "reminder",
     "vectors": "vector",
     "use counts": "use count",
 }
@@ -215,6 +233,9 @@ def _label(store: Store, kind: str, n: int) -> str | None:
     if kind == "attempt":
         a = Attempts(store.db, store.uid).get(n)
         return None if a is None else f"[{a.outcome}] {_excerpt(a.approach)}"
+    if kind == "reminder":
+        r = Reminders(store.db, store.uid).get(n)
+        return None if r is None else _excerpt(r.text)
     fa = FocusAnnouncements(store.db, store.uid).get(n)
     return None if fa is None else f"session {fa.session_id[:8]}…: {_excerpt(fa.description)}"
 
@@ -251,8 +272,8 @@ def preview(store: Store, target: Target) -> list[str]:
         return ["the exchange, its full-text entry and its vectors"]
     if target.kind == "summary":
         return ["the session's Tier-2 summary, its full-text entry and its vector"]
-    if target.kind == "focus":
-        return ["the focus announcement"]
+    if target.kind in ("focus", "reminder"):
+        return [f"the {'focus announcement' if target.kind == 'focus' else 'reminder'}"]
     if target.kind == "person":
         return ["the person (everyone using this database sees the people list), their vector"]
     if target.kind != "session":
@@ -326,6 +347,8 @@ def find(store: Store, text: str) -> Found:
         out.append(Target("hypothesis", str(r["id"]), label(r["hypothesis"])))
     for r in Attempts(db, uid).holding(needle, FIND_LIMIT):
         out.append(Target("attempt", str(r["id"]), label(r["approach"])))
+    for r in Reminders(db, uid).holding(needle, FIND_LIMIT):
+        out.append(Target("reminder", str(r["id"]), label(r["text"])))
     for fa in FocusAnnouncements(db, uid).holding(needle, FIND_LIMIT):
         if fa.session_id not in sessions:
             out.append(Target("focus", str(fa.id), label(fa.description)))
@@ -427,6 +450,8 @@ def _forget_one(store: Store, tx: Tx, t: Target, done: Forgotten) -> None:
         if People(db, uid).delete(tx, int(t.id)):
             done.count("people", 1)
             _derived(tx, "person", [t.id], None, done)
+    elif t.kind == "reminder":
+        done.count("reminders", int(Reminders(db, uid).delete(tx, int(t.id))))
     else:
         gone = FocusAnnouncements(db, uid).delete(tx, [int(t.id)])
         done.count("focus announcements", len(gone))
@@ -455,6 +480,7 @@ def _session(store: Store, tx: Tx, session_id: str, done: Forgotten) -> None:
         ("facts", store.facts.unlink_session(tx, session_id)),
         ("hypotheses", Hypotheses(db, uid).unlink_session(tx, session_id)),
         ("attempts", Attempts(db, uid).unlink_session(tx, session_id)),
+        ("reminders", Reminders(db, uid).unlink_session(tx, session_id)),
     ):
         if ids:
             done.kept.setdefault(kind, []).extend(str(i) for i in ids)

@@ -1,11 +1,11 @@
 """A readable Markdown copy of a project's memory, and a person's edits of it applied back.
 
 :func:`write` renders the active facts seen from the current project (by category, each
-line tagged with its id: ``- [#12] text``), the open hypotheses, the approaches that failed and
-the recent sessions (gotchas are facts of category ``gotcha`` and show there; a fact bound to
-files has them on an indented ``files:`` line under it, read-only). A comment at the top
-records each fact's id and the hash of the text it had, so :func:`pull` knows what the person
-changed:
+line tagged with its id: ``- [#12] text``), the open hypotheses, the approaches that failed,
+the reminders not done yet and the recent sessions (gotchas are facts of category ``gotcha``
+and show there; a fact bound to files has them on an indented ``files:`` line under it,
+read-only). A comment at the top records each fact's id and the hash of the text it had, so
+:func:`pull` knows what the person changed:
 
 - a fact line whose text (or category heading) changed → the fact is corrected
   (:func:`bigmind.memory.correct.update_fact`: the old version stays in its history);
@@ -15,8 +15,8 @@ changed:
 - a fact changed in memory since the mirror was written is left as memory has it (the
   edit would overwrite what someone else wrote): reported, and the mirror is rewritten.
 
-Only the Facts section is read back; hypotheses, failed approaches and sessions are there to
-be read.
+Only the Facts section is read back; hypotheses, failed approaches, reminders and sessions are
+there to be read.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 from bigmind import project as projects
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_category
-from bigmind.memory import attempts, gotchas, journal
+from bigmind.memory import attempts, gotchas, journal, reminders
 from bigmind.memory.correct import update_fact
 from bigmind.memory.dedup import store_fact
 from bigmind.memory.markdown import read_file
@@ -126,6 +126,7 @@ def render(store: Store) -> tuple[str, int, int, int]:
         why = f" — {_one_line(a.why)}" if a.why else ""
         lines.append(f"- {a.created_at[:10]} (a{a.id}) {_one_line(a.approach)}{why}")
     lines += [] if failed else ["(none)"]
+    lines += ["", "## Reminders", "", *(_reminder_lines(store) or ["(none)"])]
     sessions = store.list_sessions(SESSIONS)
     lines += ["", "## Recent sessions", ""]
     for s in sessions:
@@ -133,6 +134,14 @@ def render(store: Store) -> tuple[str, int, int, int]:
         lines.append(f"- {s.started_at[:10]} `{s.id}` ({state}): {_one_line(s.one_liner)}")
     lines += [] if sessions else ["(none)"]
     return "\n".join(lines) + "\n", len(facts), len(hyps), len(sessions)
+
+
+def _reminder_lines(store: Store) -> list[str]:
+    """The reminders not done yet, seen from the project: when each is due, and its text."""
+    return [
+        f"- (r{r.id}, due {reminders.when_text(r)}) {_one_line(r.text)}"
+        for r in reminders.pending(store, project=store.project_key)
+    ]
 
 
 def write(store: Store, path: Path) -> Written:

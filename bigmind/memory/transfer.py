@@ -62,6 +62,7 @@ TABLES = (
     Table("conversation_chunks", ("session_id", "seq"), ("session_id", "role", "content", "seq")),
     Table("hypotheses", ("hypothesis", "created_at"), ("hypothesis",)),
     Table("attempts", ("approach", "created_at"), ("approach", "outcome")),
+    Table("reminders", ("text", "created_at"), ("text", "created_at")),
     Table(
         "focus_announcements",
         ("session_id", "created_at", "description"),

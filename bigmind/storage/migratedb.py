@@ -67,6 +67,7 @@ TABLES: tuple[Spec, ...] = (
     Spec("fact_files", same=("fact_id", "path"), users=("user_id",)),
     Spec("conversation_chunks", same=("session_id", "seq"), users=("user_id",)),
     Spec("hypotheses", same=("user_id", "created_at"), users=("user_id",)),
+    Spec("reminders", same=("user_id", "created_at"), users=("user_id",)),
     Spec("people", same=("username",), users=("added_by",)),
     Spec("focus_announcements", same=("session_id", "created_at"), users=("user_id",)),
     Spec("token_saves", same=("user_id", "created_at"), users=("user_id",)),

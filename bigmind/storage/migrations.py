@@ -582,6 +582,29 @@ def _m0018_implicit_sessions(tx: Tx, dialect: str) -> None:
     _add_columns(tx, "sessions", {"implicit": "INTEGER DEFAULT 0"}, dialect)
 
 
+def _m0019_reminders(tx: Tx, dialect: str) -> None:
+    """Reminders an agent leaves for later (``memory_remind``): due at a time (``due_at``) or,
+    when that is NULL, in the next session after the one that set them; in their session's
+    project like hypotheses; shown in the packet until ``done_at``."""
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE TABLE IF NOT EXISTS reminders (
+    id          {id},
+    user_id     TEXT NOT NULL REFERENCES users(id),
+    session_id  TEXT REFERENCES sessions(id),
+    project     TEXT,
+    text        TEXT NOT NULL,
+    due_at      {ts},
+    created_at  {ts} NOT NULL,
+    done_at     {ts}
+);
+CREATE INDEX IF NOT EXISTS idx_reminders_user_done ON reminders(user_id, done_at);
+""",
+    )
+
+
 def _m0020_fact_files(tx: Tx, dialect: str) -> None:
     """The files a fact is about (``fact_files``: a gotcha shown when its file is focused or
     recalled). ``name`` is the path's last component, lower-cased, for an indexed lookup; rows
@@ -646,6 +669,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0016_fact_links", _m0016_fact_links),
     Migration("0017_fact_retirement", _m0017_fact_retirement),
     Migration("0018_implicit_sessions", _m0018_implicit_sessions),
+    Migration("0019_reminders", _m0019_reminders),
     Migration("0020_fact_files", _m0020_fact_files),
     Migration("0021_attempts", _m0021_attempts),
 ]

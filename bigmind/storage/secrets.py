@@ -31,6 +31,7 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": ("one_liner", "outcome"),
     "session_summaries": ("summary", "key_facts", "code_refs"),
     "hypotheses": ("hypothesis", "resolution"),
+    "reminders": ("text",),
     "people": ("display_name", "role", "team", "expertise", "notes"),
     "focus_announcements": ("description",),
     "token_saves": ("description",),

@@ -22,6 +22,7 @@ OWNED = {
     "conversation_chunks": "SELECT * FROM conversation_chunks WHERE user_id = ? ORDER BY id",
     "hypotheses": "SELECT * FROM hypotheses WHERE user_id = ? ORDER BY id",
     "attempts": "SELECT * FROM attempts WHERE user_id = ? ORDER BY id",
+    "reminders": "SELECT * FROM reminders WHERE user_id = ? ORDER BY id",
     "focus_announcements": "SELECT * FROM focus_announcements WHERE user_id = ? ORDER BY id",
     "token_saves": "SELECT * FROM token_saves WHERE user_id = ? ORDER BY id",
     "people": "SELECT * FROM people WHERE added_by = ? ORDER BY id",

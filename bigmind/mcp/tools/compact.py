@@ -20,7 +20,7 @@ from bigmind.mcp.tools.sessions import SessionId, Topics
 # Served as they are: their arguments are already few.
 AS_IS = ("memory_start_session", "memory_recall", "memory_flag_important")
 
-Id = Annotated[int | None, Field(ge=1, description="The hypothesis (resolve).")]
+Id = Annotated[int | None, Field(ge=1, description="resolve: the hypothesis; done: the reminder.")]
 
 
 def needed(value: object, name: str, chosen: str) -> None:
@@ -85,18 +85,25 @@ def register(mcp: FastMCP, full: Catalog) -> None:
     @tool(annotations=WRITE, run_in_thread=False)
     @edge
     def memory_journal(
-        action: Literal["add", "resolve", "list", "attempt"],
+        action: Literal["add", "resolve", "list", "attempt", "remind", "done"],
         text: Annotated[
             str | None,
-            Field(description="add: the prediction; resolve: what happened; attempt: approach."),
+            Field(
+                description="add: the prediction; resolve: what happened; attempt: approach;"
+                " remind: the note."
+            ),
         ] = None,
         id: Id = None,
         status: Literal["confirmed", "refuted", "abandoned"] = "confirmed",
         outcome: Literal["failed", "worked"] = "failed",
         why: str | None = None,
+        when: Annotated[str, Field(description="remind: 'next_session' or an ISO date.")] = (
+            "next_session"
+        ),
     ) -> ToolResult:
         """Hypotheses: add one before a non-trivial task, resolve it after, list the open.
-        attempt: record an approach that failed or worked, and why."""
+        attempt: record an approach that failed or worked, and why. remind: a note that leads
+        the packet when due, until done."""
         if action == "attempt":
             needed(text, "text", f"action={action!r}")
             return full["memory_record_attempt"](text, outcome, why)
@@ -106,6 +113,10 @@ def register(mcp: FastMCP, full: Catalog) -> None:
         if action == "resolve":
             needed(id, "id", f"action={action!r}")
             return full["memory_resolve_hypothesis"](id, status, text)
+        if action in ("remind", "done"):  # a reminder: set one, or mark one done
+            remind = action == "remind"
+            needed(text if remind else id, "text" if remind else "id", f"action={action!r}")
+            return full["memory_remind"](text, when, None if remind else id)
         return full["memory_list_hypotheses"]()
 
     @tool(annotations=READ_ONLY, run_in_thread=False)

@@ -8,9 +8,10 @@ from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from bigmind import limits
+from bigmind.errors import InvalidInput
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import attempts, journal
+from bigmind.memory import attempts, journal, reminders
 from bigmind.runtime import Runtime
 
 Status = Literal["open", "confirmed", "refuted", "abandoned"]
@@ -105,4 +106,31 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         rt.wrote()
         return result(
             f"Attempt #{a.id} recorded ({a.outcome})." + session_note(ref), attempt_id=a.id
+        )
+
+    @mcp.tool(annotations=WRITE, run_in_thread=False)
+    @edge
+    def memory_remind(
+        text: str | None = None,
+        when: Annotated[str, Field(description="'next_session' or an ISO date/time.")] = (
+            reminders.NEXT_SESSION
+        ),
+        done: Annotated[int | None, Field(ge=1, description="A reminder's id: mark it done.")] = (
+            None
+        ),
+        session_id: SessionId = None,
+    ) -> ToolResult:
+        """Leave a reminder for later, in this project: it leads the packet when due, until
+        marked done."""
+        if done is not None:
+            r = reminders.done(rt.store, done)
+            rt.wrote()
+            return result(f"Reminder #{r.id} is done.", reminder=r.as_dict())
+        if text is None:
+            raise InvalidInput("Pass text (and when) to set a reminder, or done=<id>.")
+        r, ref = reminders.add(rt.store, text, when, session_id)
+        rt.wrote()
+        return result(
+            f"Reminder #{r.id} set, due {reminders.when_text(r)}." + session_note(ref),
+            reminder=r.as_dict(),
         )
