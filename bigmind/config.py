@@ -56,7 +56,7 @@ class Settings(BaseSettings):
     context_budget: int = Field(default=1300, ge=200, le=20_000)
     tools: Literal["full", "compact"] = Field(
         default="full",
-        description="Tool profile: 'full' (every tool) or 'compact' (8 tools, ~1,200 tokens).",
+        description="Tool profile: 'full' (every tool) or 'compact' (8 tools, ~1,300 tokens).",
     )
     embed_model: str = Field(
         default=DEFAULT_EMBED_MODEL,
