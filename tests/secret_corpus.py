@@ -25,6 +25,7 @@ from bigmind.storage.focus import FocusAnnouncements
 from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
 from bigmind.storage.people import People
+from bigmind.storage.reminders import Reminders
 from bigmind.storage.savings import Savings
 from bigmind.storage.store import Store
 
@@ -283,6 +284,9 @@ def seed_raw(store: Store, fakes: Fakes) -> Planted:
             "failed",
             f"{secret('attempts', 'github-pat')} lacked a scope",
             ts,
+        )
+        Reminders(store.db, store.uid).add(
+            tx, sid, f"Rotate {secret('reminders', 'stripe-restricted-key')} before Friday", None, ts
         )
         People(store.db, store.uid).add(
             tx,
