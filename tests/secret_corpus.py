@@ -286,7 +286,11 @@ def seed_raw(store: Store, fakes: Fakes) -> Planted:
             ts,
         )
         Reminders(store.db, store.uid).add(
-            tx, sid, f"Rotate {secret('reminders', 'stripe-restricted-key')} before Friday", None, ts
+            tx,
+            sid,
+            f"Rotate {secret('reminders', 'stripe-restricted-key')} before Friday",
+            None,
+            ts,
         )
         People(store.db, store.uid).add(
             tx,
