@@ -316,3 +316,20 @@ def test_unusable_database_is_a_clear_503_page(tmp_path: Path) -> None:
 def test_static_files_are_served(web: TestClient) -> None:
     assert "prefers-color-scheme" in web.get("/static/style.css").text
     assert web.get("/static/app.js").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/../../pyproject.toml",
+        "/static/..%2f..%2f..%2fpyproject.toml",
+        "/static/%2e%2e/%2e%2e/config.py",
+        "/static//etc/passwd",
+        "/sessions/..%2f..%2fetc%2fpasswd",
+        "/facts/%00",
+    ],
+)
+def test_no_path_leads_out_of_the_page(web: TestClient, path: str) -> None:
+    r = web.get(path)
+    assert r.status_code in (404, 400) and "[project]" not in r.text and "root:" not in r.text
+    assert "Traceback" not in r.text
