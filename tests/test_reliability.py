@@ -147,6 +147,12 @@ def facts_by_id(db: Backend) -> dict[int, str]:
     return {int(r["id"]): r["fact"] for r in db.query("SELECT id, fact FROM facts")}
 
 
+def lost_of(db: Backend, acked: dict[int, str]) -> tuple[dict[int, str], list[int]]:
+    """What the database holds, and the acknowledged facts it lacks (or holds changed)."""
+    stored = facts_by_id(db)
+    return stored, [i for i, text in acked.items() if stored.get(i) != text]
+
+
 def check_integrity(db: Backend) -> None:
     """SQLite's integrity and foreign-key checks and every full-text index's own check; on
     PostgreSQL the same foreign keys, by query."""
@@ -205,8 +211,7 @@ def test_servers_writing_one_database_lose_nothing(
         t.join(60)
     codes = [s.finish() for s in servers]
     seconds = time.monotonic() - started
-    stored = facts_by_id(database)
-    lost = [i for i, text in acked.items() if stored.get(i) != text]
+    stored, lost = lost_of(database, acked)
     report(
         "servers_writing_one_database",
         backend=database.dialect,
@@ -246,8 +251,7 @@ def test_killed_servers_lose_no_acknowledged_write(
             acked[got[0]] = got[1]
             seen += 1
         s.kill()  # with the rest of the burst in flight
-    stored = facts_by_id(database)
-    lost = [i for i, text in acked.items() if stored.get(i) != text]
+    stored, lost = lost_of(database, acked)
     report(
         "killed_servers",
         backend=database.dialect,
