@@ -46,6 +46,7 @@ FILES = 50  # files named in one focus announcement, or bound to one fact
 PATH = 1_000  # one file path
 RESULTS = 100  # the most results one call returns
 IMPORTANCE = (1, 10)
+ID_MAX = 2**63 - 1  # the largest row id either database holds (64-bit)
 STALE_DAYS = 3_650  # the longest "stale after" a health check or scan accepts
 RETENTION_DAYS = 36_500  # the longest retention memory_vacuum accepts
 DETAIL_TOKENS = (200, 50_000)  # the size cap memory_get_session_detail accepts
@@ -89,6 +90,16 @@ def check_unit(name: str, value: float) -> float:
     if not 0.0 <= value <= 1.0:
         raise InvalidInput(f"'{name}' must be between 0.0 and 1.0, got {value}.")
     return float(value)
+
+
+def parse_id(text: str) -> int | None:
+    """A row id written as text (``42``, ``#42``): None unless it is one (ASCII digits, 1 to
+    :data:`ID_MAX`), so no id becomes an overflow inside a database driver."""
+    digits = text.strip().lstrip("#")
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 19:
+        return None
+    n = int(digits)
+    return n if 1 <= n <= ID_MAX else None
 
 
 def check_importance(value: int) -> int:

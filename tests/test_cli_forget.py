@@ -127,6 +127,10 @@ def test_purge_yes_and_json(
         (("forget", "planet", "1"), 2, "'planet' is not a kind of memory"),
         (("forget", "fact", "987654"), 3, "No fact #987654"),
         (("forget", "fact", "abc"), 2, "is a number"),
+        # An id no row can have: once an OverflowError inside the driver (a traceback).
+        (("forget", "fact", "99999999999999999999"), 2, "is a number"),
+        (("forget", "fact", "²"), 2, "is a number"),
+        (("forget", "person", "9223372036854775808"), 3, "No person"),
         (("forget", "session", "nope"), 3, "No session 'nope'"),
     ],
 )

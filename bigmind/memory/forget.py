@@ -189,10 +189,10 @@ def _excerpt(text: str | None, around: str | None = None) -> str:
 
 
 def _int_id(kind: str, value: str) -> int:
-    text = value.strip().lstrip("#")
-    if not text.isdigit() or int(text) < 1:
+    n = limits.parse_id(value)
+    if n is None:
         raise InvalidInput(f"A {kind} id is a number (#N in results); got {value!r}.")
-    return int(text)
+    return n
 
 
 def resolve(store: Store, kind: str, item_id: int | str) -> Target:
@@ -243,7 +243,8 @@ def _label(store: Store, kind: str, n: int) -> str | None:
 def _person(store: Store, raw: str) -> Target:
     table = People(store.db, store.uid)
     name = raw.strip().lstrip("@")
-    p = (table.by_id(int(name)) if name.isdigit() else None) or table.get(name)
+    n = limits.parse_id(name)
+    p = (table.by_id(n) if n is not None else None) or table.get(name)
     if p is None:
         raise NotFound(f"No person '{raw}' in the people list. Nothing was forgotten.")
     _may_forget_person(store, p.id, p.username)

@@ -28,7 +28,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from bigmind import __version__
+from bigmind import __version__, limits
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
 from bigmind.memory import correct, forget, globalkb
 from bigmind.models import day_of
@@ -359,10 +359,12 @@ def _text(request: Request, name: str, limit: int = 200) -> str:
 
 
 def _int(value: object, default: int) -> int:
+    """A number from a request, ``default`` if it is none or beyond 64 bits (no row has it)."""
     try:
-        return int(str(value))
+        n = int(str(value))
     except ValueError:
         return default
+    return n if abs(n) <= limits.ID_MAX else default
 
 
 def _query(request: Request, **changes: object) -> str:
