@@ -68,6 +68,8 @@ async def test_an_unknown_id_is_a_clear_not_found(
 ) -> None:
     assert "No fact #999 in your memory" in await _refused(client, "bigmind://facts/999")
     assert "fact ids are numbers" in await _refused(client, "bigmind://facts/kafka")
+    huge = await _refused(client, "bigmind://facts/99999999999999999999")  # once an overflow
+    assert "fact ids are numbers" in huge
     assert "No session 'nope'" in await _refused(client, "bigmind://sessions/nope")
 
 

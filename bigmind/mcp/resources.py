@@ -46,13 +46,14 @@ def edge(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def fact_number(fact_id: str) -> int:
-    """A fact id from a URI: digits, else no such fact."""
-    if not fact_id.isdecimal():
+    """A fact id from a URI: digits within 64 bits, else no such fact."""
+    n = limits.parse_id(fact_id) if not fact_id.startswith("#") else None
+    if n is None:
         raise NotFound(
-            f"No fact #{fact_id} in your memory: fact ids are numbers.",
+            f"No fact #{fact_id[:40]} in your memory: fact ids are numbers.",
             tool="Use memory_search_facts to find fact ids.",
         )
-    return int(fact_id)
+    return n
 
 
 def register(mcp: FastMCP, rt: Runtime) -> None:
