@@ -333,3 +333,19 @@ def test_no_path_leads_out_of_the_page(web: TestClient, path: str) -> None:
     r = web.get(path)
     assert r.status_code in (404, 400) and "[project]" not in r.text and "root:" not in r.text
     assert "Traceback" not in r.text
+
+
+def test_a_form_too_large_or_too_many_fields_is_refused_unread(
+    web: TestClient, world: WebWorld, runtime: Runtime
+) -> None:
+    big = {"csrf": token(web), "reason": "x" * 70_000}
+    r = web.post(f"/facts/{world.fact_id}/deprecate", data=big)
+    assert r.status_code == 400 and "larger than 64 KB" in r.text
+    many = {"csrf": token(web), "reason": "old", **{f"f{i}": "1" for i in range(100)}}
+    r = web.post(f"/facts/{world.fact_id}/deprecate", data=many)
+    assert r.status_code == 400 and "too many fields" in r.text
+    huge = web.post(
+        "/facts/99999999999999999999/deprecate", data={"csrf": token(web), "reason": "old"}
+    )
+    assert huge.status_code == 404 and "Traceback" not in huge.text  # no row has that id
+    assert not runtime.store.get_fact(world.fact_id).deprecated

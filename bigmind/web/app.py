@@ -15,7 +15,7 @@ import secrets
 from datetime import date
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import jinja2
 from starlette.applications import Starlette
@@ -162,8 +162,7 @@ def create_app(rt: Runtime) -> Starlette:
     async def checked_form(request: Request) -> dict[str, str]:
         if _foreign(request):
             raise Forbidden("This change came from another site and was refused.")
-        form = await request.form()
-        values = {k: v for k, v in form.items() if isinstance(v, str)}
+        values = await _small_form(request)
         if not hmac.compare_digest(values.get("csrf", ""), csrf):
             raise Forbidden(
                 "The form's security token is missing or stale (the server restarted?). "
@@ -337,6 +336,29 @@ def create_app(rt: Runtime) -> Starlette:
             500: server_error,
         },
     )
+
+
+FORM_BYTES = 64 * 1024  # the largest form the page posts is a reason of 500 characters
+
+
+async def _small_form(request: Request) -> dict[str, str]:
+    """The posted form (URL-encoded, as every form of the page is), read only up to
+    :data:`FORM_BYTES`: a larger body is refused before it is held in memory."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > FORM_BYTES:
+        raise InvalidInput(f"This form is larger than {FORM_BYTES // 1024} KB and was refused.")
+    body = b""
+    async for piece in request.stream():
+        body += piece
+        if len(body) > FORM_BYTES:
+            raise InvalidInput(f"This form is larger than {FORM_BYTES // 1024} KB and was refused.")
+    try:
+        pairs = parse_qsl(
+            body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=64
+        )
+    except ValueError as exc:  # more fields than any form of the page has
+        raise InvalidInput("This form has too many fields and was refused.") from exc
+    return dict(pairs)
 
 
 def _foreign(request: Request) -> bool:
