@@ -314,3 +314,41 @@ def test_a_killed_import_leaves_all_or_nothing(settings: Settings, tmp_path: Pat
         assert n in (0, facts), f"killed after {delay} s: {n} of {facts} facts"
     backend = "postgresql" if settings.db_url else "sqlite"
     report("killed_import", backend=backend, facts=facts, runs=outcomes)
+
+
+def test_a_killed_reindex_leaves_whole_vectors_and_a_rerun_finishes(
+    settings: Settings, database: Backend, model_dir: Path
+) -> None:
+    """Each batch of vectors is one transaction: killed between or inside them, every vector
+    row has its memory's embedding row, and running it again completes the rest."""
+    from bigmind.storage.store import Store
+
+    store = Store(database, settings.user)
+    facts = 1_200
+    for n in range(facts):
+        store.store_fact("decision", f"Decision {n}: the payments service retries with token r{n}")
+    env = serve_env(settings, BIGMIND_EMBED_MODEL=str(model_dir))
+
+    def vectors() -> tuple[int, int]:
+        rows = database.query("SELECT count(*) AS n FROM embeddings WHERE kind = 'fact'")
+        has_table = database.table_exists("vec_fact")
+        vec = database.query("SELECT count(*) AS n FROM vec_fact")[0]["n"] if has_table else 0
+        return int(rows[0]["n"]), int(vec)
+
+    run = subprocess.Popen(
+        [str(BIGMIND), "reindex"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 120
+    while vectors()[0] == 0 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    run.send_signal(signal.SIGKILL)  # inside the run: some batches written, more to come
+    run.wait(30)
+    mapped, stored = vectors()
+    report("killed_reindex", backend=database.dialect, facts=facts, vectors_at_kill=mapped)
+    assert mapped == stored and 0 < mapped < facts  # killed mid-run, whole batches only
+    check_integrity(database)
+    again = subprocess.run(
+        [str(BIGMIND), "reindex", "--json"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert again.returncode == 0, again.stderr
+    assert vectors() == (facts, facts)
