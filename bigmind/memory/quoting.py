@@ -73,7 +73,8 @@ _TAG = re.compile(r"<\s*/?\s*([\w:.-]{1,60})(?:[^<>]{0,400}?>)?")
 _TEMPLATE = re.compile(r"<\s*[|｜][^<>|｜]{1,60}[|｜]\s*>")  # <|im_start|>, <｜Assistant｜>
 _LLAMA = re.compile(
     r"<<\s*/?\s*SYS\s*>>"
-    r"|\[\s*/?\s*(?:INST|SYSTEM_PROMPT|TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS)\s*\]"
+    r"|\[\s*/?\s*(?:INST|SYSTEM_PROMPT|TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS)\s*\]",
+    re.IGNORECASE,
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # what is left of C0 and C1 once lines are split
 
