@@ -101,9 +101,23 @@ def neutral_fences(text: str) -> str:
 def _visible(line: str) -> str:
     """The line without control characters (a tab becomes a space) or format characters."""
     line = _CONTROL.sub(" ", line)
-    if line.isascii():
-        return line
-    return "".join(c for c in line if unicodedata.category(c) != "Cf")
+    return line if line.isascii() else line.translate(_FORMAT)
+
+
+class _FormatCharacters(dict[int, int | None]):
+    """``str.translate`` table dropping Unicode format characters (category Cf), as the
+    running Python's Unicode database has them, each character looked up once (a text of
+    100,000 characters is then translated in C, not a Python loop)."""
+
+    def __missing__(self, cp: int) -> int | None:
+        out = None if unicodedata.category(chr(cp)) == "Cf" else cp
+        if cp < _CACHED_BELOW:
+            self[cp] = out
+        return out
+
+
+_CACHED_BELOW = 0x30000  # beyond the planes text uses, characters are looked up each time
+_FORMAT = _FormatCharacters()
 
 
 def _neutral(text: str) -> str:
