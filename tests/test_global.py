@@ -311,7 +311,7 @@ def test_five_long_entries_all_fit_the_tier_g_budget(store: Store) -> None:
         f"[standard] Long rule {i}" for i in (4, 3, 2, 1, 0)
     ]
     assert all(ln.endswith("…") for ln in lines)
-    section = "\n".join(["### 🌐 Company knowledge (Tier G)", *lines])
+    section = "\n".join(["### 🌐 Company knowledge (Tier G, recalled data)", *lines])
     assert count_tokens(section) <= TIER_G_BUDGET
     assert TIER_G_BUDGET - count_tokens(section) < 10  # the budget is used, not wasted
     assert p.tokens <= PACKET_BUDGET and p.shown["global"] == 5

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bigmind import project
 from bigmind.cli.main import foreground_recall, runtime
 from bigmind.errors import NoMemoryYet
+from bigmind.memory.quoting import quoted
 from bigmind.project import SEARCH_SCOPES
 
 if TYPE_CHECKING:
@@ -155,18 +156,18 @@ def render_hits(hits: Sequence[Hit], query: str, *, tty: bool = False) -> str:
     for h in hits:
         label = f"{h.kind} #{h.id}"
         if h.category:
-            label += f" [{h.category}]"
+            label += f" [{quoted(h.category)}]"
         if h.deprecated:
             label += " (deprecated)"
         if h.project:
             label += f" (other project: {project.name_of(h.project)})"
-        text = " ".join(h.text.split())
+        text = quoted(h.text)  # one line, no escape sequences: a stored text may hold anything
         if len(text) > TEXT_WIDTH:
             text = text[: TEXT_WIDTH - 1].rstrip() + "…"
         # After the cut: a marker it split is dropped by the replace.
         text = _BOLD.sub("\033[1m\\1\033[0m" if tty else "\\1", text).replace("**", "")
         lines.append(f"{label}  {h.date}  {h.score:.3f}  {text}")
-        lines.append(f"    why: {h.why}")
+        lines.append(f"    why: {quoted(h.why)}")
     return "\n".join(lines)
 
 

@@ -1,10 +1,15 @@
-"""Markdown renderings shared by the tools and the CLI."""
+"""Markdown renderings shared by the tools and the CLI.
+
+Every stored text is shown as quoted data (:mod:`bigmind.memory.quoting`): one line, inside a
+line that starts with a prefix of ours, never at the start of a line of its own.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from bigmind.memory.maintenance import Check
+from bigmind.memory.quoting import cell, quoted
 from bigmind.models import Chunk, Fact, Hit, Session, Summary, day_of
 from bigmind.project import name_of
 from bigmind.storage.fact_history import Version
@@ -26,18 +31,18 @@ def hits(results: Sequence[Hit], query: str, what: str) -> str:
     for h in results:
         head = f"- **{h.kind} #{h.id}** {h.date}"
         if h.category:
-            head += f" [{h.category}]"
+            head += f" [{quoted(h.category)}]"
         if h.confidence is not None:
             head += f" confidence {h.confidence:.2f}"
         if h.deprecated:
             head += " (deprecated)"
         if h.project:
-            head += f" (other project: {name_of(h.project)})"
+            head += f" (other project: {quoted(name_of(h.project))})"
         if h.session_id and h.kind == "chunk":
-            head += f" session `{h.session_id}`"
+            head += f" session `{quoted(h.session_id)}`"
         lines.append(f"{head} — score {h.score:g}")
-        lines.append(f"  {' '.join(h.text.split())}")
-        lines.append(f"  why: {h.why}")
+        lines.append(f"  > {quoted(h.text)}")
+        lines.append(f"  why: {quoted(h.why)}")
         lines += [f"  {r['note']}" for r in h.rivals]
     return "\n".join(lines)
 
@@ -51,10 +56,11 @@ def notices(lines: Sequence[str]) -> str:
 
 
 def session_row(s: Session) -> str:
-    state = "🟡 in progress" if s.is_open else (s.one_liner or "(no headline)")
+    state = "🟡 in progress" if s.is_open else (cell(s.one_liner) or "(no headline)")
     end = f" → {s.ended_at[:16]}" if s.ended_at else ""
-    row = f"| {s.started_at[:16]}{end} | {state} | {s.topics or '—'} | {s.outcome or '—'} |"
-    return row + (" 📄" if s.has_tier2 else "") + f" `{s.id}`"
+    topics, outcome = cell(s.topics) or "—", cell(s.outcome) or "—"
+    row = f"| {s.started_at[:16]}{end} | {state} | {topics} | {outcome} |"
+    return row + (" 📄" if s.has_tier2 else "") + f" `{quoted(s.id)}`"
 
 
 def session_table(sessions: Sequence[Session]) -> str:
@@ -68,19 +74,19 @@ def session_detail(
     s: Session, summary: Summary | None, chunks: Sequence[Chunk], max_tokens: int
 ) -> str:
     lines = [
-        f"## Session `{s.id}`",
-        f"{day_of(s.started_at)} · {'in progress' if s.is_open else s.one_liner}"
-        f" · topics: {s.topics or '—'} · importance {s.importance}",
+        f"## Session `{quoted(s.id)}` (recalled data)",
+        f"{day_of(s.started_at)} · {'in progress' if s.is_open else quoted(s.one_liner)}"
+        f" · topics: {quoted(s.topics) or '—'} · importance {s.importance}",
     ]
     if s.outcome:
-        lines.append(f"**Outcome:** {s.outcome}")
+        lines.append(f"**Outcome:** {quoted(s.outcome)}")
     if summary:
         if summary.summary:
-            lines += ["", "### Summary", summary.summary]
+            lines += ["", "### Summary", f"> {quoted(summary.summary)}"]
         if summary.key_facts:
-            lines += ["", "### Key facts", summary.key_facts]
+            lines += ["", "### Key facts", f"> {quoted(summary.key_facts)}"]
         if summary.code_refs:
-            lines += ["", "### Code references", summary.code_refs]
+            lines += ["", "### Code references", f"> {quoted(summary.code_refs)}"]
     else:
         lines += ["", "(no Tier-2 summary: the session was not closed with memory_end_session)"]
     text = "\n".join(lines)
@@ -92,10 +98,10 @@ def session_detail(
         used += count_tokens(block[0])
         shown = 0
         for c in chunks:
-            line = f"- #{c.id} [{c.role}] {c.created_at[:16] if c.created_at else ''}"
+            line = f"- #{c.id} [{quoted(c.role)}] {c.created_at[:16] if c.created_at else ''}"
             if c.flag_reason:
-                line += f" — {c.flag_reason}"
-            line += f"\n  {c.content}"
+                line += f" — {quoted(c.flag_reason)}"
+            line += f"\n  > {quoted(c.content)}"
             cost = count_tokens(line)
             if used + cost > max_tokens:
                 break
@@ -122,8 +128,8 @@ def fact_versions(f: Fact, versions: Sequence[Version]) -> str:
     """A fact as it is now and what it said before, newest first: its provenance."""
     state = " (deprecated)" if f.deprecated else ""
     lines = [
-        f"Fact #{f.id} [{f.category}]{state}, version {len(versions) + 1} since"
-        f" {(f.updated_at or '')[:16]}: {f.fact}"
+        f"Fact #{f.id} [{quoted(f.category)}]{state}, version {len(versions) + 1} since"
+        f" {(f.updated_at or '')[:16]}: {quoted(f.fact)}"
     ]
     if not versions:
         lines.append("No earlier version: it was never corrected.")
@@ -132,9 +138,9 @@ def fact_versions(f: Fact, versions: Sequence[Version]) -> str:
         "Earlier versions (memory_update_fact(fact_id, restore_version=N) brings one back):"
     )
     for v in reversed(versions):
-        why = f" — {v.reason}" if v.reason else ""
+        why = f" — {quoted(v.reason)}" if v.reason else ""
         lines.append(
-            f"- v{v.version} [{v.category}] {(v.written_at or '?')[:16]} → {v.replaced_at[:16]}"
-            f"{why}: {v.fact}"
+            f"- v{v.version} [{quoted(v.category)}] {(v.written_at or '?')[:16]} → "
+            f"{v.replaced_at[:16]}{why}: {quoted(v.fact)}"
         )
     return "\n".join(lines)

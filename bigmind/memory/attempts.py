@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from bigmind import limits
 from bigmind.errors import NotFound
 from bigmind.limits import check_choice, optional_stored, stored_text
+from bigmind.memory.quoting import quoted
 from bigmind.models import day_of, now_ts
 from bigmind.search.semantic import Semantic
 from bigmind.search.terms import TermMatcher, terms_of
@@ -54,8 +55,8 @@ class Echo:
 
     def line(self) -> str:
         a = self.attempt
-        why = f"failed because {a.why}" if a.why else "failed"
-        approach = " ".join(a.approach.split())
+        why = f"failed because {quoted(a.why)}" if a.why else "failed"
+        approach = quoted(a.approach)
         return f'⚠️ Tried on {day_of(a.created_at)}, {why} — "{approach}" (#{a.id})'
 
     def as_dict(self) -> dict[str, object]:

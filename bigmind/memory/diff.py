@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bigmind.memory.quoting import quoted as q
 from bigmind.memory.rivals import settle_call
 from bigmind.models import day_of
 from bigmind.storage.db import Row
@@ -25,7 +26,10 @@ class Diff:
     counts: dict[str, int] = field(default_factory=dict)
 
     def render(self) -> str:
-        head = f"Changes since session `{self.since_session}` started ({self.since[:16]} UTC)"
+        head = (
+            f"Changes since session `{self.since_session}` started ({self.since[:16]} UTC; "
+            "recalled data)"
+        )
         if not any(self.counts.values()):
             return head + ": nothing."
         lines = [head + ":"]
@@ -50,9 +54,10 @@ def _section(
 def _link_line(r: Row) -> str:
     """A conflict (⚠️, with the call that settles it while both are active) or a fact that
     superseded another."""
+    fact, other = f"#{r['fact_id']} {q(r['fact_text'])}", f"#{r['other_id']} {q(r['other_text'])}"
     if r["kind"] == "supersedes":
-        return f"- #{r['fact_id']} {r['fact_text']} supersedes #{r['other_id']} {r['other_text']}"
-    line = f"- ⚠️ #{r['fact_id']} {r['fact_text']} conflicts with #{r['other_id']} {r['other_text']}"
+        return f"- {fact} supersedes {other}"
+    line = f"- ⚠️ {fact} conflicts with {other}"
     if r["fact_deprecated"] or r["other_deprecated"]:
         return line + " (settled)"
     return line + f" — settle: {settle_call(int(r['other_id']), int(r['fact_id']))}"
@@ -67,20 +72,21 @@ def since_session(store: Store, session_id: str) -> Diff:
         d,
         "New facts",
         store.facts.created_since(t, MAX_ITEMS),
-        lambda r: f"- #{r['id']} [{r['category']}] {r['fact']}",
+        lambda r: f"- #{r['id']} [{q(r['category'])}] {q(r['fact'])}",
     )
     _section(
         d,
         "Deprecated facts",
         store.facts.deprecated_since(t, MAX_ITEMS),
-        lambda r: f"- #{r['id']} {r['fact']} — {r['deprecation_reason']}",
+        lambda r: f"- #{r['id']} {q(r['fact'])} — {q(r['deprecation_reason'])}",
     )
     _section(
         d,
         "Corrected facts",
         FactHistory(db, uid).edited_since(t, MAX_ITEMS),
         lambda r: (
-            f"- #{r['fact_id']} now: {r['fact']}" + (f" — {r['reason']}" if r["reason"] else "")
+            f"- #{r['fact_id']} now: {q(r['fact'])}"
+            + (f" — {q(r['reason'])}" if r["reason"] else "")
         ),
     )
     _section(
@@ -88,7 +94,8 @@ def since_session(store: Store, session_id: str) -> Diff:
         "Duplicates merged",
         store.links.since(t, ("merged",), MAX_ITEMS),
         lambda r: (
-            f"- #{r['other_id']} {r['other_text']} → merged into #{r['fact_id']} {r['fact_text']}"
+            f"- #{r['other_id']} {q(r['other_text'])} → merged into #{r['fact_id']} "
+            f"{q(r['fact_text'])}"
         ),
     )
     _section(
@@ -102,8 +109,8 @@ def since_session(store: Store, session_id: str) -> Diff:
         "Sessions opened",
         store.sessions.opened_since(t, MAX_ITEMS),
         lambda r: (
-            f"- {day_of(r['started_at'])} `{r['id']}` "
-            + ("🟡 in progress" if r["ended_at"] is None else (r["one_liner"] or "(closed)"))
+            f"- {day_of(r['started_at'])} `{q(r['id'])}` "
+            + ("🟡 in progress" if r["ended_at"] is None else (q(r["one_liner"]) or "(closed)"))
         ),
     )
     _section(
@@ -111,37 +118,37 @@ def since_session(store: Store, session_id: str) -> Diff:
         "Sessions closed",
         store.sessions.closed_since(t, MAX_ITEMS),
         lambda r: (
-            f"- {day_of(r['ended_at'])} `{r['id']}` {r['one_liner']}"
-            + (f" — {r['outcome']}" if r["outcome"] else "")
+            f"- {day_of(r['ended_at'])} `{q(r['id'])}` {q(r['one_liner'])}"
+            + (f" — {q(r['outcome'])}" if r["outcome"] else "")
         ),
     )
     _section(
         d,
         "Hypotheses added",
         Hypotheses(db, uid).added_since(t, MAX_ITEMS),
-        lambda r: f"- #{r['id']} ({float(r['confidence'] or 0):.2f}) {r['hypothesis']}",
+        lambda r: f"- #{r['id']} ({float(r['confidence'] or 0):.2f}) {q(r['hypothesis'])}",
     )
     _section(
         d,
         "Hypotheses resolved",
         Hypotheses(db, uid).resolved_since(t, MAX_ITEMS),
-        lambda r: f"- #{r['id']} {r['status']}: {r['hypothesis']} — {r['resolution']}",
+        lambda r: f"- #{r['id']} {r['status']}: {q(r['hypothesis'])} — {q(r['resolution'])}",
     )
     changed = store.profiles.changed_since(t)
     _section(
         d,
         "Profile changed",
         (len(changed), changed),
-        lambda r: f"- now: role {r['role'] or '—'}; preferences {r['preferences'] or '—'}",
+        lambda r: f"- now: role {q(r['role']) or '—'}; preferences {q(r['preferences']) or '—'}",
     )
     _section(
         d,
         "People added or updated",
         People(db, uid).changed_since(t, MAX_ITEMS),
         lambda r: (
-            f"- {r['username']}"
-            + (f" ({r['display_name']})" if r["display_name"] else "")
-            + (f", {r['role']}" if r["role"] else "")
+            f"- {q(r['username'])}"
+            + (f" ({q(r['display_name'])})" if r["display_name"] else "")
+            + (f", {q(r['role'])}" if r["role"] else "")
             + (" — new" if r["created_at"] >= t else "")
         ),
     )
@@ -149,6 +156,6 @@ def since_session(store: Store, session_id: str) -> Diff:
         d,
         "Company knowledge",
         Knowledge(db, uid).reviewed_since(t, MAX_ITEMS),
-        lambda r: f"- #{r['id']} [{r['category']}] {r['title']} ({r['status']})",
+        lambda r: f"- #{r['id']} [{q(r['category'])}] {q(r['title'])} ({r['status']})",
     )
     return d

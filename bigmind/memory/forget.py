@@ -33,6 +33,7 @@ from bigmind import limits
 from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.limits import check_text
 from bigmind.memory import globalkb
+from bigmind.memory.quoting import quoted
 from bigmind.search.vectors import VectorStore
 from bigmind.storage import upkeep, usage
 from bigmind.storage.attempts import Attempts
@@ -179,7 +180,7 @@ class Forgotten:
 # -- naming what to forget -------------------------------------------------------------------------
 def _excerpt(text: str | None, around: str | None = None) -> str:
     """A memory's text on one line, at most LABEL_CHARS; around the first ``around`` if given."""
-    flat = " ".join((text or "").split())
+    flat = quoted(text)
     if len(flat) <= LABEL_CHARS:
         return flat
     at = flat.casefold().find(around.casefold()) if around else -1
@@ -223,10 +224,10 @@ def resolve(store: Store, kind: str, item_id: int | str) -> Target:
 def _label(store: Store, kind: str, n: int) -> str | None:
     if kind == "fact":
         f = store.facts.get(n)
-        return None if f is None else f"[{f.category}] {_excerpt(f.fact)}"
+        return None if f is None else f"[{quoted(f.category)}] {_excerpt(f.fact)}"
     if kind == "chunk":
         c = store.chunks.get(n)
-        return None if c is None else f"{c.role}: {_excerpt(c.content)}"
+        return None if c is None else f"{quoted(c.role)}: {_excerpt(c.content)}"
     if kind == "hypothesis":
         h = Hypotheses(store.db, store.uid).get(n)
         return None if h is None else _excerpt(h.hypothesis)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from bigmind import redact
 from bigmind.memory.focus import file_list, normalise_path, same_file
+from bigmind.memory.quoting import quoted
 from bigmind.models import Fact, now_ts
 from bigmind.storage.db import Tx
 from bigmind.storage.fact_files import FactFiles, file_name
@@ -100,9 +101,9 @@ def lines(found: Sequence[Bound]) -> list[str]:
     """The warning lines a reply shows for ``found``: one per fact."""
     out = []
     for b in found:
-        text = " ".join(b.fact.fact.split())
+        text = quoted(b.fact.fact)
         if len(text) > EXCERPT:
             text = text[: EXCERPT - 1] + "…"
-        tag = "" if b.fact.category == "gotcha" else f" [{b.fact.category}]"
-        out.append(f"⚠️ Gotcha for {b.file}: #{b.fact.id}{tag} {text}")
+        tag = "" if b.fact.category == "gotcha" else f" [{quoted(b.fact.category)}]"
+        out.append(f"⚠️ Gotcha for {quoted(b.file)}: #{b.fact.id}{tag} {text}")
     return out

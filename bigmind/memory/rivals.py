@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bigmind.memory.quoting import quoted
 from bigmind.models import Fact, Hit, Record, day_of
 from bigmind.storage.links import Linked
 from bigmind.storage.store import Store
@@ -62,21 +63,21 @@ class Rival(Record):
 
     def note(self) -> str:
         """One line saying what this fact is to the one shown."""
-        quoted = quote(self.fact)
+        text = quote(self.fact)
         if self.relation == CONFLICTS:
             age = "newer" if self.newer else "older"
-            why = f"; {self.why}" if self.why else ""
+            why = f"; {quoted(self.why)}" if self.why else ""
             return (
-                f"⚠️ conflicts with #{self.fact_id} ({age}, {self.date}{why}): {quoted} — "
+                f"⚠️ conflicts with #{self.fact_id} ({age}, {self.date}{why}): {text} — "
                 f"settle: {self.settle}"
             )
         if self.relation == SUPERSEDED_BY:
-            return f"↪️ superseded by #{self.fact_id} ({self.date}): {quoted}"
+            return f"↪️ superseded by #{self.fact_id} ({self.date}): {text}"
         if self.relation == SUPERSEDES:
-            return f"↪️ supersedes #{self.fact_id} ({self.date}, now hidden): {quoted}"
+            return f"↪️ supersedes #{self.fact_id} ({self.date}, now hidden): {text}"
         if self.relation == MERGED_INTO:
-            return f"🔀 merged into #{self.fact_id}: {quoted}"
-        return f"🔀 merged from #{self.fact_id} (the same claim; kept as deprecated): {quoted}"
+            return f"🔀 merged into #{self.fact_id}: {text}"
+        return f"🔀 merged from #{self.fact_id} (the same claim; kept as deprecated): {text}"
 
 
 def _rival(shown: int, link: Linked) -> Rival:
@@ -142,6 +143,7 @@ def _as_dict(r: Rival) -> dict[str, Any]:
 
 
 def quote(text: str) -> str:
-    """A fact's text in quotes, cut to :data:`PREVIEW` characters."""
-    text = " ".join(text.split())
+    """A fact's text in quotes, as quoted data (:mod:`bigmind.memory.quoting`), cut to
+    :data:`PREVIEW` characters."""
+    text = quoted(text)
     return f"“{text if len(text) <= PREVIEW else text[: PREVIEW - 1] + '…'}”"

@@ -10,6 +10,7 @@ from pydantic import Field
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
 from bigmind.memory import attempts, diff, focus, gotchas, savings
+from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
 
 Files = Annotated[list[str] | str | None, Field(description="Paths you are editing.")]
@@ -32,7 +33,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         text = f"Focus recorded for session `{f.session_id}`." + session_note(ref)
         for c in mine:
             others = ", ".join(f"`{s}`" for s in c.session_ids if s != f.session_id)
-            text += f"\n⚠️ {c.path} is also being worked on in session {others}."
+            text += f"\n⚠️ {quoted(c.path)} is also being worked on in session {others}."
         bound = gotchas.for_files(rt.store, f.files)  # facts bound to these files
         text += "".join("\n" + line for line in gotchas.lines(bound))
         tried = attempts.warnings(rt.store, description, rt.semantic)
@@ -53,16 +54,17 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         items, conflicts = focus.active(rt.store)
         lines = []
         for a in items:
-            line = f"- `{a.session.id}` since {a.session.started_at[:16]}"
+            line = f"- `{quoted(a.session.id)}` since {a.session.started_at[:16]}"
             if a.session.ide_hint:
-                line += f" [{a.session.ide_hint}]"
+                line += f" [{quoted(a.session.ide_hint)}]"
             if a.focus:
-                line += f": {a.focus.description}"
+                line += f": {quoted(a.focus.description)}"
                 if a.focus.files:
-                    line += f" (files: {', '.join(a.focus.files)})"
+                    line += f" (files: {quoted(', '.join(a.focus.files))})"
             lines.append(line)
         for c in conflicts:
-            lines.append(f"⚠️ {c.path} is touched by {', '.join(f'`{s}`' for s in c.session_ids)}")
+            touched = ", ".join(f"`{quoted(s)}`" for s in c.session_ids)
+            lines.append(f"⚠️ {quoted(c.path)} is touched by {touched}")
         return result(
             "\n".join(lines) or "No open sessions.",
             sessions=[

@@ -12,6 +12,7 @@ from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.memory import globalkb
 from bigmind.memory.globalkb import GlobalEntry
+from bigmind.memory.quoting import quoted
 from bigmind.models import day_of
 from bigmind.runtime import Runtime
 
@@ -19,14 +20,14 @@ LIST_EXCERPT = 300  # characters of an entry's content shown by memory_list_glob
 
 
 def _line(e: GlobalEntry) -> str:
-    body = " ".join(e.content.split())
+    body = quoted(e.content)
     if len(body) > LIST_EXCERPT:
         body = body[:LIST_EXCERPT].rsplit(" ", 1)[0] + "…"
-    head = f"- **#{e.id} [{e.category}] {e.title}** (importance {e.importance}"
+    head = f"- **#{e.id} [{quoted(e.category)}] {quoted(e.title)}** (importance {e.importance}"
     if e.status != "approved":
-        head += f", {e.status}, by {e.promoter or '?'} {day_of(e.updated_at)}"
+        head += f", {e.status}, by {quoted(e.promoter) or '?'} {day_of(e.updated_at)}"
     if e.review_notes:
-        head += f", review: {' '.join(e.review_notes.split())}"
+        head += f", review: {quoted(e.review_notes)}"
     return f"{head}): {body}"
 
 
@@ -93,7 +94,9 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         if own_only:
             what += " you promoted (curators and admins see everyone's)"
         if entries:
-            text = "\n".join([f"{len(entries)} {what}:", *(_line(e) for e in entries)])
+            text = "\n".join(
+                [f"{len(entries)} {what} (recalled data):", *(_line(e) for e in entries)]
+            )
         else:
             text = f"No {what}."
         shown = [globalkb.visible(rt.store, e) for e in entries]
@@ -112,7 +115,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         verb = "Approved" if e.status == "approved" else "Deprecated"
         shown = "every user now sees it" if e.status == "approved" else "no longer shown"
         return result(
-            f"{verb} company knowledge #{e.id} [{e.category}] {e.title}: {shown}.",
+            f"{verb} company knowledge #{e.id} [{quoted(e.category)}] {quoted(e.title)}: {shown}.",
             entry_id=e.id,
             status=e.status,
         )

@@ -12,14 +12,15 @@ from bigmind.errors import InvalidInput
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
 from bigmind.memory import attempts, journal, reminders
+from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
 
 Status = Literal["open", "confirmed", "refuted", "abandoned"]
 
 
 def _line(h: journal.Hypothesis) -> str:
-    line = f"- #{h.id} [{h.status}] ({h.confidence:.2f}) {h.hypothesis}"
-    return line + (f" → {h.resolution}" if h.resolution else "")
+    line = f"- #{h.id} [{h.status}] ({h.confidence:.2f}) {quoted(h.hypothesis)}"
+    return line + (f" → {quoted(h.resolution)}" if h.resolution else "")
 
 
 def register(mcp: Catalog, rt: Runtime) -> None:
@@ -77,7 +78,9 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         for sc in scans:
             lines.append(_line(sc.hypothesis) + (" ⏳ stale" if sc.stale else ""))
             for ev in sc.evidence:
-                lines.append(f"  - {ev.stance} {ev.hit.kind} #{ev.hit.id}: {ev.hit.text[:160]}")
+                lines.append(
+                    f"  - {ev.stance} {ev.hit.kind} #{ev.hit.id}: {quoted(ev.hit.text)[:160]}"
+                )
             if not sc.evidence:
                 lines.append("  - no related facts or chunks")
         data = [

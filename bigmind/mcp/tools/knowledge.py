@@ -12,6 +12,7 @@ from bigmind.mcp import render
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
 from bigmind.memory import attempts, correct, dedup, forget, gotchas, rivals
+from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
 
 Query = Annotated[
@@ -125,7 +126,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         elif r.similar_to:
             text = (
                 f"Already known as fact #{f.id} [{f.category}] in other words "
-                f"(similarity {r.similar_to[1]:.2f}): {f.fact!r}; nothing added."
+                f"(similarity {r.similar_to[1]:.2f}): {quoted(f.fact)!r}; nothing added."
             )
         else:
             text = f"Already known as fact #{f.id} [{f.category}]; nothing added."
@@ -184,7 +185,9 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         """Retire a fact no longer true (kept, but out of context and search)."""
         f = rt.store.deprecate_fact(fact_id, reason)
         return result(
-            f"Deprecated fact #{f.id}: {f.deprecation_reason}", fact_id=f.id, deprecated=True
+            f"Deprecated fact #{f.id}: {quoted(f.deprecation_reason)}",
+            fact_id=f.id,
+            deprecated=True,
         )
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
@@ -237,7 +240,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             what = f"restored version {r.restored}" if r.restored else ", ".join(r.changed)
             text = (
                 f"Updated fact #{f.id} ({what}); version {r.replaced} is kept in its history."
-                f"\nNow [{f.category}]: {f.fact}"
+                f"\nNow [{quoted(f.category)}]: {quoted(f.fact)}"
             )
         return result(
             text, fact=f.as_dict(), changed=r.changed, replaced_version=r.replaced or None

@@ -10,17 +10,18 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.memory import people
+from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
 
 
 def _card(p: people.Person) -> str:
-    bits = [f"**{p.display_name or p.username}** (`{p.username}`)"]
-    bits += [x for x in (p.role, p.team and f"team {p.team}") if x]
+    bits = [f"**{quoted(p.display_name or p.username)}** (`{quoted(p.username)}`)"]
+    bits += [quoted(x) for x in (p.role, p.team and f"team {p.team}") if x]
     line = "- " + ", ".join(bits)
     if p.expertise:
-        line += f" — expertise: {p.expertise}"
+        line += f" — expertise: {quoted(p.expertise)}"
     if p.notes:
-        line += "\n  " + p.notes.replace("\n", "\n  ")
+        line += f"\n  > {quoted(p.notes)}"
     return line
 
 
@@ -52,7 +53,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         found = people.recall(rt.store, query)
         if not found:
             return result(f"Nobody matches {query!r}.", people=[])
-        text = "\n".join(f"{_card(p)}\n  why: {why}" for p, _score, why in found)
+        text = "\n".join(f"{_card(p)}\n  why: {quoted(why)}" for p, _score, why in found)
         return result(text, people=[p.as_dict() for p, _s, _w in found])
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)

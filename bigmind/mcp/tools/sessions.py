@@ -12,6 +12,7 @@ from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.memory import attempts, consolidate, mirror
 from bigmind.memory.context import Packet, build_context
+from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
 from bigmind.storage.store import SessionRef
 
@@ -31,7 +32,7 @@ def session_note(ref: SessionRef | None) -> str:
     if ref.split is not None:
         return (
             f"\n(The open session `{ref.split.id}` had been silent for over the session gap,"
-            f" so it was closed as {ref.split.one_liner!r} and this write opened 🧠 BigMind"
+            f" so it was closed as {quoted(ref.split.one_liner)!r} and this write opened 🧠 BigMind"
             f" Session: `{ref.session.id}`. Call memory_start_session() when a new task starts.)"
         )
     if ref.opened:
@@ -141,7 +142,9 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         retired = consolidate.retire_stale(rt.store)
         rt.wrote()
         verb = "Closed" if was_open else "Updated the already closed"
-        text = f"{verb} session `{s.id}`: {s.one_liner} (topics: {s.topics or '—'})."
+        text = (
+            f"{verb} session `{s.id}`: {quoted(s.one_liner)} (topics: {quoted(s.topics) or '—'})."
+        )
         if rt.settings.mirror:
             text += "\n" + _mirror_note(rt)
         if retired:
