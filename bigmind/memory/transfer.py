@@ -1,10 +1,13 @@
 """Export one user's memory to a JSON file, and merge such a file back in.
 
-Export writes every row the user owns, all columns, atomically. Import is one
-transaction: the file is validated completely before anything is written, rows
-are re-owned by the importing user, and each row is matched on a natural key
-so importing the same file twice adds nothing. Integer ids are kept where they
-are free, so export → import into an empty database reproduces every row.
+Export writes every row the user owns, all columns, atomically. Import holds every row of the
+file to the rules a tool call is held to (:mod:`bigmind.memory.importcheck`) and checks every
+session it names before anything is written; a bad row refuses the whole file. It then writes
+in batches of :data:`BATCH_ROWS` rows, one transaction each, so other windows' writes get the
+lock between them. Rows are re-owned by the importing user and matched on a natural key, so
+importing the same file twice adds nothing and an import killed mid-way, run again, completes
+with every row once. Integer ids are kept where they are free, so export → import into an
+empty database reproduces every row.
 
 Links between facts (conflicts, supersessions, merges) are not exported: imported facts are
 marked unchecked, and the server checks them against the memory they joined once its model
@@ -17,7 +20,8 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,7 @@ from bigmind import __version__, redact
 from bigmind.errors import ExportError, InvalidInput
 from bigmind.memory import globalkb
 from bigmind.memory.exportpath import EXPORT_FORMAT
+from bigmind.memory.importcheck import SESSION_REFS, check_row
 from bigmind.models import content_hash, now_ts
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
@@ -35,6 +40,12 @@ from bigmind.storage.transfer import Transfer
 
 EXPORT_VERSION = 1
 PROGRESS_EVERY = 500  # rows between progress reports on import
+# Rows written per transaction on import: the write lock is free between batches. 500 rows of
+# the largest kind (100,000-character chunks) are a transaction of ~50 MB.
+BATCH_ROWS = 500
+# A file's session whose id another user's session has is imported under an id made from it
+# and the importer's (the same on every run, so a re-run still finds it).
+_FRESH = uuid.UUID("6f1d3a52-8f0e-4c1e-9a57-2b8c0e4d7a10")
 Progress = Callable[[int, int], None]
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -191,6 +202,10 @@ def load_export(path: Path) -> dict[str, Any]:
             missing = [c for c in t.required if r.get(c) in (None, "")]
             if missing:
                 raise InvalidInput(f"{path}: {t.name}[{i}] lacks {', '.join(missing)}.")
+            try:
+                check_row(t.name, i, r)
+            except InvalidInput as exc:
+                raise InvalidInput(f"{path}: {exc}") from None
     session_ids = {r["id"] for r in data.get("sessions", [])}
     for child in ("session_summaries", "conversation_chunks", "focus_announcements"):
         key = "id" if child == "session_summaries" else "session_id"
@@ -206,83 +221,148 @@ def load_export(path: Path) -> dict[str, Any]:
 
 
 def import_data(
-    store: Store, data: dict[str, Any], mode: str = "merge", progress: Progress | None = None
+    store: Store,
+    data: dict[str, Any],
+    mode: str = "merge",
+    progress: Progress | None = None,
+    *,
+    batch_rows: int = BATCH_ROWS,
 ) -> ImportReport:
-    """Merge a validated export into the store's user's memory in one transaction
-    (``progress`` is told the rows merged so far, every ``PROGRESS_EVERY``)."""
+    """Merge a validated export into the store's user's memory, ``batch_rows`` rows per
+    transaction (``progress`` is told the rows merged so far, every ``PROGRESS_EVERY``).
+
+    Raises:
+        InvalidInput: a row names a session that is neither in the file nor this user's, or
+            does not fit this database; nothing of the file was written.
+    """
     if mode != "merge":
         raise InvalidInput(f"'mode' must be 'merge' (got {mode!r}); merge never deletes anything.")
     report = ImportReport(source_user=str(data["user"]["username"]))
+    renamed = _session_ids(store, data)
     try:
-        _merge(store, data, report, progress)
+        _merge(store, data, report, progress, renamed, max(1, batch_rows))
     except store.db.Error as exc:
         raise InvalidInput(
-            f"The file's rows do not fit this database ({exc}); nothing was imported."
+            f"The file's rows do not fit this database ({exc}); the batches before it were "
+            "imported, and importing the file again after fixing it adds each row once."
         ) from exc
     return report
 
 
+def _session_ids(store: Store, data: dict[str, Any]) -> dict[str, str]:
+    """The ids the file's sessions are stored under where theirs is another user's, after
+    checking that every session a row names is in the file or this user's.
+
+    Another user's session and an id nobody has are refused in the same words, and a file
+    session with another user's id is imported under a fresh one (made from the two, so a
+    re-run makes the same): nothing tells the importer that an id they name exists."""
+    in_file = {str(r["id"]) for r in data.get("sessions", [])}
+    named = {str(r[col]) for t, col in SESSION_REFS.items() for r in data.get(t, []) if r.get(col)}
+    owners = Transfer(store.db, store.uid).session_owners(sorted(in_file | named))
+    for table, col in SESSION_REFS.items():
+        for i, r in enumerate(data.get(table, [])):
+            sid = r.get(col)
+            if sid and sid not in in_file and owners.get(sid) != store.uid:
+                raise InvalidInput(
+                    f"{table}[{i}].{col}: session {sid} is not in the file nor yours; nothing "
+                    "was imported. Add that session to the file or remove the reference."
+                )
+    return {
+        sid: str(uuid.uuid5(_FRESH, f"{store.uid}/{sid}"))
+        for sid in in_file
+        if owners.get(sid, store.uid) != store.uid
+    }
+
+
+def _batches(data: dict[str, Any], size: int) -> Iterator[tuple[Table, list[dict[str, Any]]]]:
+    """The file's rows, table by table in :data:`TABLES` order, ``size`` at a time."""
+    for t in TABLES:
+        rows = data.get(t.name, [])
+        for start in range(0, max(len(rows), 1), size):
+            yield t, rows[start : start + size]
+
+
 def _merge(
-    store: Store, data: dict[str, Any], report: ImportReport, progress: Progress | None
+    store: Store,
+    data: dict[str, Any],
+    report: ImportReport,
+    progress: Progress | None,
+    renamed: dict[str, str],
+    batch_rows: int,
 ) -> None:
     total = sum(len(data.get(t.name, [])) for t in TABLES)
     seen = 0
     may_review = globalkb.may_curate(store)
     copier = Transfer(store.db, store.uid)
-    fact_ids: dict[object, int] = {}  # the file's id → this database's, of the facts added
-    with store.db.transaction() as tx:
-        for sid in {r["id"] for r in data.get("sessions", [])}:
-            owner = copier.session_owner(tx, sid)
-            if owner is not None and owner != store.uid:
-                raise InvalidInput(
-                    f"Session {sid} in the file belongs to another user of this database; "
-                    "a user's export can only be merged into their own memory or another database."
-                )
-        for t in TABLES:
+    fact_ids: dict[object, int] = {}  # the file's id → this database's, of the facts it holds
+    for t, batch in _batches(data, batch_rows):
+        report.added.setdefault(t.name, 0)
+        report.skipped.setdefault(t.name, 0)
+        with store.db.transaction() as tx:
             columns = tx.columns(t.name) - GENERATED_COLUMNS
-            added = skipped = 0
-            for raw in data.get(t.name, []):
+            for raw in batch:
                 seen += 1
                 if progress and (seen % PROGRESS_EVERY == 0 or seen == total):
                     progress(seen, total)
-                row = {k: v for k, v in raw.items() if k in columns}
-                for col in t.owner:
-                    row[col] = store.uid
-                redacted = _scrub(row, t.name)
-                if t.name == "facts":
-                    kept = None if "fact" in redacted else row.get("content_hash")
-                    row["content_hash"] = kept or content_hash(row["fact"])
-                    # Checked here, against this memory: duplicates merge, rivals get linked.
-                    row["checked_at"] = None
-                if t.name == "global_knowledge" and not may_review:
-                    # Company knowledge is approved by a curator of this database, not by
-                    # whoever approved it where the file came from.
-                    row["status"], row["approved_by"] = "pending", None
-                if row.get("approved_by") and not copier.user_exists(tx, row["approved_by"]):
-                    row["approved_by"] = None  # a curator of the source database
+                row = _prepared(store, copier, tx, t, raw, columns, renamed, may_review)
                 if t.name in ("fact_history", "fact_files"):
                     if row.get("fact_id") not in fact_ids:  # its fact was here already
-                        skipped += 1
+                        report.skipped[t.name] += 1
                         continue
                     row["fact_id"] = fact_ids[row["fact_id"]]
-                if _exists(copier, tx, t, row):
-                    skipped += 1
-                    continue
                 source_id = row.get("id")
+                have = _existing(copier, tx, t, row)
+                if have is not None:
+                    if t.name == "facts" and have is not True and source_id is not None:
+                        fact_ids[source_id] = int(have)  # a re-run: its history still follows
+                    report.skipped[t.name] += 1
+                    continue
                 if t.int_id and "id" in row and copier.id_taken(tx, t.name, row["id"]):
                     row.pop("id")  # taken by another row: let the database number it
                 new_id = copier.insert(tx, t.name, row)
                 if t.name == "facts" and source_id is not None:
                     fact_ids[source_id] = int(new_id)
-                added += 1
-            report.added[t.name] = added
-            report.skipped[t.name] = skipped
-            if t.int_id and added:
+                report.added[t.name] += 1
+            if t.int_id and batch:
                 renumber_after_explicit_ids(tx, t.name)
+    with store.db.transaction() as tx:
         profile = data.get("identity_profile", [])
         if profile:
             _scrub(profile[0], "identity_profile")
         report.added["identity_profile"] = copier.fill_profile(tx, profile[0]) if profile else 0
+
+
+def _prepared(
+    store: Store,
+    copier: Transfer,
+    tx: Tx,
+    t: Table,
+    raw: dict[str, Any],
+    columns: set[str],
+    renamed: dict[str, str],
+    may_review: bool,
+) -> dict[str, Any]:
+    """A file row as this database stores it: its columns only, owned by the importer, its
+    sessions renamed where needed, its secrets redacted."""
+    row = {k: v for k, v in raw.items() if k in columns}
+    for col in t.owner:
+        row[col] = store.uid
+    for col in ("id" if t.name == "sessions" else "", SESSION_REFS.get(t.name, "")):
+        if col and row.get(col) in renamed:
+            row[col] = renamed[row[col]]
+    redacted = _scrub(row, t.name)
+    if t.name == "facts":
+        kept = None if "fact" in redacted else row.get("content_hash")
+        row["content_hash"] = kept or content_hash(row["fact"])
+        # Checked here, against this memory: duplicates merge, rivals get linked.
+        row["checked_at"] = None
+    if t.name == "global_knowledge" and not may_review:
+        # Company knowledge is approved by a curator of this database, not by
+        # whoever approved it where the file came from.
+        row["status"], row["approved_by"] = "pending", None
+    if row.get("approved_by") and not copier.user_exists(tx, row["approved_by"]):
+        row["approved_by"] = None  # a curator of the source database
+    return row
 
 
 def _scrub(row: dict[str, Any], table: str) -> set[str]:
@@ -294,13 +374,19 @@ def _scrub(row: dict[str, Any], table: str) -> set[str]:
     return set(changes)
 
 
-def _exists(copier: Transfer, tx: Tx, t: Table, row: Row) -> bool:
+def _existing(copier: Transfer, tx: Tx, t: Table, row: Row) -> Any:
+    """None if the row is new here; else the id of the row it matches on its natural key
+    (True when there is none to give: the same active fact under another key)."""
+    key = None if any(row.get(k) is None for k in t.key) else {k: row[k] for k in t.key}
+    own = "user_id" in t.owner
+    if key is not None:
+        found = copier.row_id(tx, t.name, key, own=own)
+        if found is not None:
+            return found
     if (
         t.name == "facts"
         and not row.get("deprecated")
         and copier.has_active_fact(tx, row["content_hash"])
     ):
         return True  # the same active fact is already known: no duplicate
-    if any(row.get(k) is None for k in t.key):
-        return False
-    return copier.has_row(tx, t.name, {k: row[k] for k in t.key}, own="user_id" in t.owner)
+    return None
