@@ -260,3 +260,42 @@ def test_a_file_session_with_another_users_id_is_imported_like_a_new_one(
         k: v for k, v in again.added.items() if v
     }  # renamed session is found again: nothing twice
     assert len(bob.list_sessions()) == 2
+
+
+class _Stop(Exception):
+    """Stands for a kill: raised from inside a batch."""
+
+
+def test_an_import_stopped_mid_way_completes_when_run_again(store: Store, tmp_path: Path) -> None:
+    """Batches commit one by one; a re-run adds what the stopped one had not, each row once,
+    and the history of facts added by the first run still follows them."""
+    ts = now_ts()
+    data = _file()
+    data["facts"] = [
+        {"id": i, "category": "decision", "fact": f"Decision number {i}", "created_at": ts}
+        for i in range(1, 1_201)
+    ]
+    data["fact_history"] = [
+        {"fact_id": i, "version": 1, "category": "decision", "fact": f"Was {i}", "replaced_at": ts}
+        for i in range(1, 1_201, 3)
+    ]
+    del data["fact_files"]
+    path = _write(tmp_path, "big.json", data)
+    calls = []
+
+    def stop(seen: int, total: int) -> None:
+        calls.append(seen)
+        if len(calls) == 3:  # row 1,500: inside fact_history
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        transfer.import_data(store, transfer.load_export(path), progress=stop, batch_rows=100)
+    count = store.db.query
+    assert count("SELECT count(*) AS n FROM facts")[0]["n"] == 1_200
+    assert 0 < count("SELECT count(*) AS n FROM fact_history")[0]["n"] < 400
+    report = transfer.import_data(store, transfer.load_export(path), batch_rows=100)
+    assert report.added["facts"] == 0 and report.skipped["facts"] == 1_200
+    assert count("SELECT count(DISTINCT fact) AS n FROM facts")[0]["n"] == 1_200
+    rows = count("SELECT fact_id, count(*) AS n FROM fact_history GROUP BY fact_id")
+    assert len(rows) == 400 and {r["n"] for r in rows} == {1}
+    assert count("SELECT count(*) AS n FROM hypotheses")[0]["n"] == 1
