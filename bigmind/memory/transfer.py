@@ -3,8 +3,8 @@
 Export writes every row the user owns, all columns, atomically. Import holds every row of the
 file to the rules a tool call is held to (:mod:`bigmind.memory.importcheck`) and checks every
 session it names before anything is written; a bad row refuses the whole file. It then writes
-in batches of :data:`BATCH_ROWS` rows, one transaction each, so other windows' writes get the
-lock between them. Rows are re-owned by the importing user and matched on a natural key, so
+in batches (:data:`BATCH_SECONDS`, :data:`BATCH_ROWS`), one transaction each, so other windows'
+writes get the lock between them. Rows are re-owned by the importing user and matched on a natural key, so
 importing the same file twice adds nothing and an import killed mid-way, run again, completes
 with every row once. Integer ids are kept where they are free, so export → import into an
 empty database reproduces every row.
@@ -20,8 +20,9 @@ import json
 import os
 import re
 import tempfile
+import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from bigmind.memory import globalkb
 from bigmind.memory.exportpath import EXPORT_FORMAT
 from bigmind.memory.importcheck import SESSION_REFS, check_row
 from bigmind.models import content_hash, now_ts
-from bigmind.storage.db import Row, Tx
+from bigmind.storage.db import Row, SQLiteBackend, Tx
 from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
 from bigmind.storage.secrets import TEXT_COLUMNS, redact_row
 from bigmind.storage.store import Store
@@ -40,9 +41,13 @@ from bigmind.storage.transfer import Transfer
 
 EXPORT_VERSION = 1
 PROGRESS_EVERY = 500  # rows between progress reports on import
-# Rows written per transaction on import: the write lock is free between batches. 500 rows of
-# the largest kind (100,000-character chunks) are a transaction of ~50 MB.
-BATCH_ROWS = 500
+# Rows are written in batches, one transaction each, so the write lock is free between them:
+# a batch ends after this long or this many rows (the row cap bounds a transaction of large
+# chunks), whichever comes first, then a pause lets a waiting writer in (SQLite's busy handler
+# retries every 100 ms at most). Figures in docs/reliability.md.
+BATCH_SECONDS = 0.5
+BATCH_ROWS = 5_000
+BATCH_PAUSE_S = 0.1
 # A file's session whose id another user's session has is imported under an id made from it
 # and the importer's (the same on every run, so a re-run still finds it).
 _FRESH = uuid.UUID("6f1d3a52-8f0e-4c1e-9a57-2b8c0e4d7a10")
@@ -274,12 +279,43 @@ def _session_ids(store: Store, data: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _batches(data: dict[str, Any], size: int) -> Iterator[tuple[Table, list[dict[str, Any]]]]:
-    """The file's rows, table by table in :data:`TABLES` order, ``size`` at a time."""
-    for t in TABLES:
-        rows = data.get(t.name, [])
-        for start in range(0, max(len(rows), 1), size):
-            yield t, rows[start : start + size]
+@dataclass(slots=True)
+class _Merge:
+    """One import's state across its batches."""
+
+    store: Store
+    report: ImportReport
+    renamed: dict[str, str]
+    progress: Progress | None
+    total: int
+    seen: int = 0
+    may_review: bool = False
+    fact_ids: dict[object, int] = field(default_factory=dict)  # the file's id → this database's
+
+    def row(self, tx: Tx, copier: Transfer, t: Table, raw: dict[str, Any], cols: set[str]) -> None:
+        """Add one file row unless it is here already."""
+        self.seen += 1
+        if self.progress and (self.seen % PROGRESS_EVERY == 0 or self.seen == self.total):
+            self.progress(self.seen, self.total)
+        row = _prepared(self.store, copier, tx, t, raw, cols, self.renamed, self.may_review)
+        if t.name in ("fact_history", "fact_files"):
+            if row.get("fact_id") not in self.fact_ids:  # its fact was here already
+                self.report.skipped[t.name] += 1
+                return
+            row["fact_id"] = self.fact_ids[row["fact_id"]]
+        source_id = row.get("id")
+        have = _existing(copier, tx, t, row)
+        if have is not None:
+            if t.name == "facts" and have is not True and source_id is not None:
+                self.fact_ids[source_id] = int(have)  # a re-run: its history still follows
+            self.report.skipped[t.name] += 1
+            return
+        if t.int_id and "id" in row and copier.id_taken(tx, t.name, row["id"]):
+            row.pop("id")  # taken by another row: let the database number it
+        new_id = copier.insert(tx, t.name, row)
+        if t.name == "facts" and source_id is not None:
+            self.fact_ids[source_id] = int(new_id)
+        self.report.added[t.name] += 1
 
 
 def _merge(
@@ -291,40 +327,32 @@ def _merge(
     batch_rows: int,
 ) -> None:
     total = sum(len(data.get(t.name, [])) for t in TABLES)
-    seen = 0
-    may_review = globalkb.may_curate(store)
+    merge = _Merge(store, report, renamed, progress, total, may_review=globalkb.may_curate(store))
     copier = Transfer(store.db, store.uid)
-    fact_ids: dict[object, int] = {}  # the file's id → this database's, of the facts it holds
-    for t, batch in _batches(data, batch_rows):
-        report.added.setdefault(t.name, 0)
-        report.skipped.setdefault(t.name, 0)
-        with store.db.transaction() as tx:
-            columns = tx.columns(t.name) - GENERATED_COLUMNS
-            for raw in batch:
-                seen += 1
-                if progress and (seen % PROGRESS_EVERY == 0 or seen == total):
-                    progress(seen, total)
-                row = _prepared(store, copier, tx, t, raw, columns, renamed, may_review)
-                if t.name in ("fact_history", "fact_files"):
-                    if row.get("fact_id") not in fact_ids:  # its fact was here already
-                        report.skipped[t.name] += 1
-                        continue
-                    row["fact_id"] = fact_ids[row["fact_id"]]
-                source_id = row.get("id")
-                have = _existing(copier, tx, t, row)
-                if have is not None:
-                    if t.name == "facts" and have is not True and source_id is not None:
-                        fact_ids[source_id] = int(have)  # a re-run: its history still follows
-                    report.skipped[t.name] += 1
-                    continue
-                if t.int_id and "id" in row and copier.id_taken(tx, t.name, row["id"]):
-                    row.pop("id")  # taken by another row: let the database number it
-                new_id = copier.insert(tx, t.name, row)
-                if t.name == "facts" and source_id is not None:
-                    fact_ids[source_id] = int(new_id)
-                report.added[t.name] += 1
-            if t.int_id and batch:
-                renumber_after_explicit_ids(tx, t.name)
+    for t in TABLES:
+        rows = data.get(t.name, [])
+        report.added[t.name] = report.skipped[t.name] = 0
+        done = 0
+        while done < len(rows):
+            if done:
+                time.sleep(BATCH_PAUSE_S)  # the lock is free: a waiting writer takes it now
+            with store.db.transaction() as tx:
+                cols = tx.columns(t.name) - GENERATED_COLUMNS
+                began, first = time.monotonic(), done
+                while (
+                    done < len(rows)
+                    and done - first < batch_rows
+                    and time.monotonic() - began < BATCH_SECONDS
+                ):
+                    merge.row(tx, copier, t, rows[done], cols)
+                    done += 1
+                if t.int_id:
+                    renumber_after_explicit_ids(tx, t.name)
+            if isinstance(store.db, SQLiteBackend):
+                # A table that grew tenfold gets fresh planner statistics: without them SQLite
+                # matched each row's key by scanning the user's rows (an import of 100,000
+                # rows into a new database took 454 s, 30 s with them).
+                store.db.optimize()
     with store.db.transaction() as tx:
         profile = data.get("identity_profile", [])
         if profile:
