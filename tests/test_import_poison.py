@@ -210,7 +210,6 @@ def _others_session(backend: Backend) -> str:
         ("attempts", "session_id"),
         ("reminders", "session_id"),
         ("token_saves", "session_id"),
-        ("global_knowledge", "source_session"),
     ],
 )
 def test_another_users_session_is_refused_like_an_unknown_one(
@@ -229,6 +228,22 @@ def test_another_users_session_is_refused_like_an_unknown_one(
     assert said[0] == said[1]
     assert "is not in the file nor yours" in said[0] and "another user" not in said[0]
     assert _fingerprint(backend) == before
+
+
+def test_company_knowledge_keeps_no_link_to_a_session_not_yours(
+    backend: Backend, tmp_path: Path
+) -> None:
+    """global_knowledge.source_session has no foreign key (a forgotten session's id may remain
+    in an export): one that is not in the file nor the importer's is dropped, alike for another
+    user's session and an unknown id."""
+    theirs = _others_session(backend)
+    bob = Store(backend, "bob", mode="team")
+    for n, sid in enumerate((theirs, new_id())):
+        data = _file()
+        data["global_knowledge"][0] |= {"source_session": sid, "title": f"Lint {n}"}
+        transfer.import_data(bob, transfer.load_export(_write(tmp_path, f"g{n}.json", data)))
+    rows = backend.query("SELECT source_session FROM global_knowledge WHERE title LIKE 'Lint %'")
+    assert [r["source_session"] for r in rows] == [None, None]
 
 
 def test_a_file_session_with_another_users_id_is_imported_like_a_new_one(

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bigmind import __version__, redact
+from bigmind import __version__, limits, redact
 from bigmind.errors import ExportError, InvalidInput
 from bigmind.memory import globalkb
 from bigmind.memory.exportpath import EXPORT_FORMAT
@@ -50,6 +50,9 @@ BATCH_ROWS = 5_000
 BATCH_PAUSE_S = 0.1
 # A file's session whose id another user's session has is imported under an id made from it
 # and the importer's (the same on every run, so a re-run still finds it).
+# Session references without a foreign key: one that is not in the file nor the importer's is
+# dropped (in the source database its session may have been forgotten), not refused.
+_LOOSE_REFS = ("global_knowledge",)
 _FRESH = uuid.UUID("6f1d3a52-8f0e-4c1e-9a57-2b8c0e4d7a10")
 Progress = Callable[[int, int], None]
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -220,7 +223,8 @@ def load_export(path: Path) -> dict[str, Any]:
                 f"{path}: {child} refer to sessions missing from the file ({sorted(orphans)[:2]})."
             )
     user = data.get("user")
-    if not isinstance(user, dict) or not user.get("username"):
+    name = user.get("username") if isinstance(user, dict) else None
+    if not isinstance(name, str) or not name.strip() or len(name) > limits.NAME:
         raise InvalidInput(f"{path}: the 'user' object is missing.")
     return data
 
@@ -268,6 +272,9 @@ def _session_ids(store: Store, data: dict[str, Any]) -> dict[str, str]:
         for i, r in enumerate(data.get(table, [])):
             sid = r.get(col)
             if sid and sid not in in_file and owners.get(sid) != store.uid:
+                if table in _LOOSE_REFS:
+                    r[col] = None  # no foreign key: a forgotten session's id may remain
+                    continue
                 raise InvalidInput(
                     f"{table}[{i}].{col}: session {sid} is not in the file nor yours; nothing "
                     "was imported. Add that session to the file or remove the reference."
