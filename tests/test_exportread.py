@@ -58,8 +58,6 @@ def test_entries_give_what_json_loads_gives(
         '{"a": [1 2]}',  # no comma
         '{"a": 1} x',  # extra data
         '{"a" 1}',  # no colon
-        "[1, 2]",  # not an object
-        "",
         '{"a": [1,]}',
         "{1: 2}",
     ],
@@ -73,6 +71,14 @@ def test_broken_files_are_refused(
     with pytest.raises(json.JSONDecodeError):
         _read(path)
     with pytest.raises(InvalidInput, match="not valid JSON"):
+        transfer.load_export(path)
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", "", '"text"'])
+def test_a_file_without_an_object_is_not_an_export(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidInput, match="not a BigMind export"):
         transfer.load_export(path)
 
 

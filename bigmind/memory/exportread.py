@@ -21,6 +21,10 @@ _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
+class NotAnObject(ValueError):
+    """The file's top-level value is not a JSON object."""
+
+
 class _Reader:
     """A window on a text file: what is left of the last piece read, and the position in it."""
 
@@ -83,12 +87,15 @@ def entries(path: Path) -> Iterator[tuple[str, int | None, Any]]:
     ``(key, -1, None)`` when it is empty).
 
     Raises:
-        json.JSONDecodeError: not JSON, or not an object at the top.
+        NotAnObject: the file does not start with ``{``.
+        json.JSONDecodeError: not JSON.
         OSError, UnicodeDecodeError: the file cannot be read as UTF-8 text.
     """
     with path.open(encoding="utf-8") as fh:
         r = _Reader(fh)
-        r.take("{")
+        if r.peek() != "{":
+            raise NotAnObject("the file does not hold a JSON object")
+        r.pos += 1
         if r.peek() == "}":
             r.pos += 1
         else:

@@ -294,6 +294,10 @@ def _checked(label: str, source: Path | dict[str, Any]) -> ExportFile:
             _check(t, i, value)
             export.counts[key] += 1
             _note(export, t, i, value)
+    except exportread.NotAnObject as exc:
+        raise InvalidInput(
+            f'{label} is not a BigMind export (no "format": "{EXPORT_FORMAT}").'
+        ) from exc
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{label} is not valid JSON ({exc.msg}).") from exc
     except (OSError, UnicodeDecodeError) as exc:
