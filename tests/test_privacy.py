@@ -427,13 +427,27 @@ async def _export(w: World) -> None:
 
 @case("memory_import")
 async def _import(w: World) -> None:
-    # Alice's own export, merged into bob's memory: refused as a whole (the message names a
-    # session id of the file bob gave it).
+    # A fact naming alice's session as its source: refused in the very words a random id
+    # gets (nothing says the session exists), and no link to her one-liner on bob's pages.
+    said = []
+    for sid in (w.a.closed, new_sid()):
+        naming = {
+            "format": "bigmind-export",
+            "version": 1,
+            "user": {"username": "bob"},
+            "facts": [{"category": "x", "fact": f"{BOB} src", "source_session": sid}],
+        }
+        path = w.path("naming.json")
+        path.write_text(json.dumps(naming), encoding="utf-8")
+        msg = await w.refused("memory_import", input_path=str(path), _allow=[sid])
+        said.append(msg.replace(sid, "<id>").replace(str(path), "<path>"))
+    assert said[0] == said[1] and "not in the file nor yours" in said[0]
+    # Alice's own export, merged into bob's memory: bob's copies get ids of his own.
     _, out = await call(w.alice, "memory_export", output_path=w.path("alice.json").name)
-    hers = Path(out["path"])
-    in_file = [w.a.closed, w.a.open]
-    msg = await w.refused("memory_import", input_path=str(hers), _allow=in_file)
-    assert "belongs to another user" in msg
+    _, data = await call(w.bob, "memory_import", input_path=out["path"])
+    assert data["added"]["sessions"] == 2
+    _, listed = await call(w.bob, "memory_list_sessions")
+    assert not {w.a.closed, w.a.open} & {s["id"] for s in listed["sessions"]}
     # A file that reuses alice's integer ids and names her as owner: bob's new rows, new ids.
     sid = new_sid()
     crafted = {

@@ -167,12 +167,14 @@ def test_bad_files_are_refused_clearly(tmp_path: Path, content: str, message: st
 
 def test_a_failing_import_changes_nothing(exported: Path, tmp_path: Path) -> None:
     data = json.loads(exported.read_text())
-    data["conversation_chunks"][1]["role"] = "robot"  # violates the CHECK constraint mid-way
+    data["conversation_chunks"][1]["role"] = "robot"  # the last table's last row is bad
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
     fresh = connect(tmp_path / "other.db")
     copy = Store(fresh, "alice")
     before = _count(fresh)
-    with pytest.raises(InvalidInput, match="nothing was imported"):
-        transfer.import_data(copy, data)
+    with pytest.raises(InvalidInput, match=r"conversation_chunks\[1\]\.role must be one of"):
+        transfer.import_data(copy, transfer.load_export(bad))
     assert _count(fresh) == before
     fresh.close()
 
@@ -180,10 +182,16 @@ def test_a_failing_import_changes_nothing(exported: Path, tmp_path: Path) -> Non
 def test_another_users_sessions_cannot_be_taken_over(
     exported: Path, backend: SQLiteBackend
 ) -> None:
+    """Alice's export imported by bob: bob gets copies under ids of his own; alice's sessions
+    stay hers, and nothing in the answer says the ids were taken."""
+    alice = Store(backend, "alice")
+    hers = {s.id: s.one_liner for s in alice.list_sessions()}
     bob = Store(backend, "bob")
-    with pytest.raises(InvalidInput, match="belongs to another user"):
-        transfer.import_data(bob, transfer.load_export(exported))
-    assert bob.list_sessions() == []
+    report = transfer.import_data(bob, transfer.load_export(exported))
+    assert report.added["sessions"] == 2 and report.added["conversation_chunks"] == 2
+    assert {s.id: s.one_liner for s in alice.list_sessions()} == hers
+    mine = {s.id for s in bob.list_sessions()}
+    assert len(mine) == 2 and not mine & set(hers)
 
 
 def test_only_merge_mode(exported: Path, store: Store) -> None:

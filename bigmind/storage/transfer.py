@@ -3,7 +3,7 @@ statements over the tables in :data:`OWNED`; the caller validates rows and colum
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bigmind.models import now_ts
@@ -52,10 +52,16 @@ class Transfer(Table):
         return self.db.query(OWNED[_table(table)], (self.uid,))
 
     # -- import ------------------------------------------------------------------------------
-    def session_owner(self, tx: Tx, session_id: str) -> str | None:
-        """Who owns a session id in this database (None: nobody)."""
-        rows = tx.execute("SELECT user_id FROM sessions WHERE id = ?", (session_id,))
-        return str(rows[0]["user_id"]) if rows else None
+    def session_owners(self, ids: Sequence[str]) -> dict[str, str]:
+        """Who owns each of these session ids in this database (ids nobody has are absent)."""
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            rows = self.db.query(
+                f"SELECT id, user_id FROM sessions WHERE id IN ({marks(part)})", part
+            )
+            out.update({str(r["id"]): str(r["user_id"]) for r in rows})
+        return out
 
     def user_exists(self, tx: Tx, user_id: str) -> bool:
         return bool(tx.execute("SELECT 1 AS x FROM users WHERE id = ?", (user_id,)))
@@ -64,15 +70,16 @@ class Transfer(Table):
         """Whether this user already has an active fact with this content hash."""
         return Facts(self.db, self.uid).active_with_hash(digest, tx) is not None
 
-    def has_row(self, tx: Tx, table: str, key: Mapping[str, Any], *, own: bool) -> bool:
-        """Whether ``table`` has a row with these key column values (with ``own``: of this
-        user's rows only)."""
+    def row_id(self, tx: Tx, table: str, key: Mapping[str, Any], *, own: bool) -> Any:
+        """The id of a row of ``table`` with these key column values (with ``own``: of this
+        user's rows only), or None."""
         where = " AND ".join(f"{k} = ?" for k in key)
         params: list[Any] = list(key.values())
         if own:
             where += " AND user_id = ?"
             params.append(self.uid)
-        return bool(tx.execute(f"SELECT 1 AS x FROM {_table(table)} WHERE {where} LIMIT 1", params))
+        rows = tx.execute(f"SELECT id FROM {_table(table)} WHERE {where} LIMIT 1", params)
+        return rows[0]["id"] if rows else None
 
     def id_taken(self, tx: Tx, table: str, row_id: object) -> bool:
         return bool(tx.execute(f"SELECT 1 AS x FROM {_table(table)} WHERE id = ?", (row_id,)))

@@ -114,7 +114,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         input_path: Annotated[str, Field(description="A file memory_export wrote.")],
         mode: Annotated[str, Field(description="'merge': add what is missing.")] = "merge",
     ) -> ToolResult:
-        """Merge a memory_export file into this memory. Idempotent; all or nothing."""
+        """Merge a memory_export file into this memory. Idempotent; a bad row refuses the file."""
         path = exportpath.resolve_import_path(input_path, rt.settings.data_dir)
         report = transfer.import_data(rt.store, transfer.load_export(path), mode)
         rt.wrote()
