@@ -339,7 +339,6 @@ def test_a_killed_import_run_again_adds_every_row_once(settings: Settings, tmp_p
             db.close()
         outcomes.append((round(delay, 2), finished, killed, len(texts)))
         assert len(texts) == len(set(texts)) == facts, f"killed after {delay} s at {killed}"
-        print(f"killed after {delay:.2f} s with {killed} of {facts} facts in; re-run: all")
     backend = "postgresql" if settings.db_url else "sqlite"
     report("killed_import", backend=backend, facts=facts, runs=outcomes)
 
