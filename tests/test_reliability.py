@@ -279,15 +279,19 @@ def test_killed_servers_lose_no_acknowledged_write(
 def test_a_killed_import_run_again_adds_every_row_once(settings: Settings, tmp_path: Path) -> None:
     """An import writes in batches: killed at any moment, the database is intact, and the same
     import run again completes with every row exactly once."""
+    from bigmind.storage.connect import connect
+    from bigmind.storage.store import Store
+
     source = tmp_path / "source.db"
     facts = 3_000
     env = serve_env(settings.model_copy(update={"db_url": None, "db_path": source}))
-    s = Served(env, tmp_path / "source.log")
-    for n in range(facts):
-        s.store(n + 1, f"Imported decision {n}: the cache keeps token imp{n}")
-    for _ in range(facts):
-        assert s.answer() is not None
-    assert s.finish() == 0
+    db = connect(source)  # the memory to export, written directly (the servers are tested above)
+    try:
+        store = Store(db, settings.user)
+        for n in range(facts):
+            store.store_fact("decision", f"Imported decision {n}: the cache keeps token imp{n}")
+    finally:
+        db.close()
     export = tmp_path / "all.json"
     out = subprocess.run(
         [str(BIGMIND), "export", "--output", str(export)],
