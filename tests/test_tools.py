@@ -339,3 +339,23 @@ async def test_a_tilde_is_a_file_name_to_the_export_tool(client: Cli, tmp_path: 
     assert data["path"] == str(tmp_path / "data" / "exports" / "~0")
     said = await refused(client, "memory_import", input_path="~nobody-such-user/x.json")
     assert "without ~" in said or "No export file" in said
+
+
+async def test_stats_count_reminders_attempts_and_bound_files(client: Cli) -> None:
+    await call(client, "memory_remind", text="Rotate the staging keys")
+    await call(client, "memory_remind", text="Check the nightly build", when="2020-01-01")
+    _, done = await call(client, "memory_remind", text="Already handled")
+    await call(client, "memory_remind", done=done["reminder"]["id"])
+    await call(
+        client, "memory_record_attempt", approach="Poll every second", outcome="failed", why="CPU"
+    )
+    await call(
+        client,
+        "memory_store_fact",
+        category="gotcha",
+        fact="db.py locks under load",
+        files=["src/db.py", "src/pool.py"],
+    )
+    _, data = await call(client, "memory_get_stats")
+    counts = data["counts"]
+    assert (counts["reminders_open"], counts["attempts"], counts["bound_files"]) == (2, 1, 2)

@@ -36,6 +36,11 @@ class FactFiles(Table):
             n += len(rows)
         return n
 
+    def count(self) -> int:
+        """How many files this user's facts are bound to (a file bound to two facts: two)."""
+        rows = self.db.query("SELECT count(*) AS n FROM fact_files WHERE user_id = ?", (self.uid,))
+        return int(rows[0]["n"])
+
     def move(self, tx: Tx, from_id: int, to_id: int, ts: str) -> None:
         """Bind fact ``to_id`` to every file of fact ``from_id`` (a merge keeps them)."""
         tx.execute(

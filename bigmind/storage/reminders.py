@@ -74,6 +74,14 @@ class Reminders(Table):
         )
         return [Reminder(**r) for r in rows]
 
+    def count_open(self) -> int:
+        """How many are not done yet (due or not)."""
+        rows = self.db.query(
+            "SELECT count(*) AS n FROM reminders WHERE user_id = ? AND done_at IS NULL",
+            (self.uid,),
+        )
+        return int(rows[0]["n"])
+
     def delete(self, tx: Tx, reminder_id: int) -> bool:
         rows = tx.execute(
             "DELETE FROM reminders WHERE id = ? AND +user_id = ? RETURNING id",

@@ -41,6 +41,7 @@ from bigmind.models import (
     ts_ago,
 )
 from bigmind.storage import autoline
+from bigmind.storage.attempts import Attempts
 from bigmind.storage.chunks import Chunks
 from bigmind.storage.db import Backend, Tx
 from bigmind.storage.fact_files import FactFiles
@@ -49,6 +50,7 @@ from bigmind.storage.hypotheses import Hypotheses
 from bigmind.storage.knowledge import Knowledge
 from bigmind.storage.links import FactLinks
 from bigmind.storage.profile import Profiles
+from bigmind.storage.reminders import Reminders
 from bigmind.storage.sessions import TOPIC_MATCH, Sessions, session_from_row, topic_pattern
 from bigmind.storage.users import Users
 
@@ -518,5 +520,8 @@ class Store:
             "deprecated_facts": self.facts.count("deprecated"),
             "chunks": self.chunks.count(),
             "hypotheses": Hypotheses(self.db, self.uid).count(),
+            "reminders_open": Reminders(self.db, self.uid).count_open(),
+            "attempts": Attempts(self.db, self.uid).count(),
+            "bound_files": self.fact_files.count(),
             "global_approved": Knowledge(self.db, self.uid).count("approved"),
         }
