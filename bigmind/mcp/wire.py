@@ -47,10 +47,17 @@ class Refusal:
     id: object = None
 
 
+def _body(code: int, message: str, request_id: object = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _line(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode() + b"\n"
+
+
 def error(code: int, message: str, request_id: object = None) -> bytes:
     """A JSON-RPC error response, as one line."""
-    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    return json.dumps(body, ensure_ascii=False).encode() + b"\n"
+    return _line(_body(code, message, request_id))
 
 
 def guess_id(head: bytes) -> object:
@@ -100,7 +107,7 @@ def _batch(items: list[Any]) -> Refusal:
     """MCP 2025-06-18 has no batches: each request in one is answered with invalid request."""
     why = "Invalid request: batches are not part of MCP; send each message on a line of its own."
     replies = [
-        json.loads(error(INVALID_REQUEST, why, m["id"]))
+        _body(INVALID_REQUEST, why, m["id"])
         for m in items
         if isinstance(m, dict) and "method" in m and _is_id(m.get("id"))
     ]
@@ -108,7 +115,7 @@ def _batch(items: list[Any]) -> Refusal:
         return Refusal("an empty batch", error(INVALID_REQUEST, "Invalid request: empty batch."))
     if not replies:
         return Refusal("a batch of notifications or responses", None)
-    return Refusal("a batch", json.dumps(replies, ensure_ascii=False).encode() + b"\n")
+    return Refusal("a batch", _line(replies))
 
 
 def _is_id(value: object) -> bool:
