@@ -62,9 +62,6 @@ class ReadableArguments(Middleware):
             raise ToolError(explain(schema, cause.errors(include_url=False))) from exc
 
 
-INT64 = (-(2**63), 2**63 - 1)
-
-
 def unfit(arguments: Mapping[str, Any]) -> str | None:
     """What no tool takes in a call's ``arguments``, in one line; None if nothing."""
     stack: list[tuple[str, object]] = list(arguments.items())
@@ -72,8 +69,8 @@ def unfit(arguments: Mapping[str, Any]) -> str | None:
         name, value = stack.pop()
         if isinstance(value, bool):
             continue
-        if isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
-            return f"'{name}' must fit in 64 bits (at most {INT64[1]:,}), got {value:.3e}."
+        if isinstance(value, int) and not -limits.ID_MAX - 1 <= value <= limits.ID_MAX:
+            return f"'{name}' must fit in 64 bits (at most {limits.ID_MAX:,}), got {value:.3e}."
         if isinstance(value, str):
             if "\x00" in value:
                 return f"'{name}' holds a NUL character (\\u0000), which no text or path may hold."

@@ -28,7 +28,6 @@ from bigmind.project import SCOPES
 from bigmind.storage.attempts import OUTCOMES
 
 Check = Callable[[str, Any], Any]  # (column, value) → the value to store; raises InvalidInput
-INT64 = 2**63 - 1
 PROJECT = limits.NAME * 10  # a project key, as the store bounds it
 PERSON_FIELD = 200  # a person's display name, role or team, as memory_remember_person bounds it
 HASH = 64  # a content hash (SHA-1 hex today)
@@ -76,7 +75,7 @@ def text(limit: int, *, null: bool = True) -> Check:
     return check
 
 
-def integer(low: int = 0, high: int = INT64, *, null: bool = True) -> Check:
+def integer(low: int = 0, high: int = limits.ID_MAX, *, null: bool = True) -> Check:
     def check(col: str, value: Any) -> Any:
         if value is None and null:
             return None
