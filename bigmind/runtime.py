@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bigmind import project
+from bigmind import caller, project
 from bigmind.config import Settings
 from bigmind.errors import BackendUnavailable, BigMindError
 from bigmind.memory.usage import FLUSH_AFTER_S, USE_TOP, UsageTally
@@ -58,6 +58,7 @@ class Runtime:
         self._loader = loader  # the embedding model's loader (default: the configured model)
         self._notices: deque[str] = deque(maxlen=NOTICES)
         self._store: Store | None = None
+        self._stores: dict[str, Store] = {}  # other users' (the HTTP gateway's callers)
         self._semantic: Semantic | None = None
         self._parts: dict[str, Any] = {}  # attached by the layers above (the profile page)
         self._lock = threading.Lock()
@@ -80,11 +81,36 @@ class Runtime:
 
     @property
     def store(self) -> Store:
+        """The store of the user the running call acts for: the one the HTTP gateway
+        authenticated (:mod:`bigmind.caller`), else the configured user."""
+        name = caller.current()
+        return self._home() if name is None else self.store_of(name)
+
+    def _home(self) -> Store:
+        """The configured user's store, opened (with the database) on first use."""
         if self._store is None:
             with self._lock:
                 if self._store is None:
                     self._store = self._open()
         return self._store
+
+    def store_of(self, username: str) -> Store:
+        """``username``'s store over the same database (made, and the user added, on first use)."""
+        home = self._home()
+        if username == home.user.username:
+            return home
+        found = self._stores.get(username)
+        if found is None:
+            made = Store(
+                home.db,
+                username,
+                mode=home.mode,
+                project=home.home_project,
+                session_gap_minutes=home.session_gap_minutes,
+            )
+            with self._lock:
+                found = self._stores.setdefault(username, made)
+        return found
 
     def _open(self) -> Store:
         if self._closing.is_set():
@@ -231,4 +257,5 @@ class Runtime:
             if self._store is not None and stopped:
                 self._store.db.close()
                 self._store = None
+                self._stores.clear()
         return stopped

@@ -1,0 +1,21 @@
+"""One runtime serves many users: the store is the one of the user the call acts for."""
+
+from __future__ import annotations
+
+from bigmind import caller
+from bigmind.runtime import Runtime
+
+
+def test_each_caller_gets_their_own_store_over_one_database(runtime: Runtime) -> None:
+    home = runtime.store
+    with caller.acting_as("bob"):
+        bob = runtime.store
+        bob.store_fact("decision", "Bob's broker is RabbitMQ")
+        assert runtime.store is bob  # kept, not made per call
+    assert bob.db is home.db
+    assert bob.user.username == "bob" and home.user.username == "alice"
+    assert home.facts.count("active") == 0  # alice sees none of bob's facts
+    with caller.acting_as("alice"):
+        assert runtime.store is home
+    with caller.acting_as(None):
+        assert runtime.store is home
