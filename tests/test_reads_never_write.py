@@ -107,6 +107,7 @@ def _arguments(seeded: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "memory_scan_hypotheses": {},
         "memory_recall_person": {"query": "kafka"},
         "memory_list_people": {},
+        "memory_who_knows": {"topic": "kafka"},
         "memory_get_active_sessions": {},
         "memory_diff_sessions": {"since_session_id": seeded["session"]},
         "memory_get_stats": {},

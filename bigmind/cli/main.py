@@ -356,6 +356,13 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.commands:user_arguments",
         json=True,
     ),
+    "directory": Command(
+        "bigmind.cli.directory:cmd_directory",
+        "The MegaMind directory: everyone's card, who worked on a topic; hide or show yours.",
+        "bigmind directory kafka   # who worked on it; --hide / --show your card",
+        "bigmind.cli.directory:directory_arguments",
+        json=True,
+    ),
     "migrate-db": Command(
         "bigmind.cli.migrate:cmd_migrate_db",
         "Copy a personal SQLite memory (all users, tiers, vectors) into PostgreSQL; resumable.",

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bigmind.errors import InvalidInput, MigrationIncomplete
+from bigmind.models import now_ts
+from bigmind.storage import directory
 from bigmind.storage.db import SQLiteBackend
 from bigmind.storage.migrations import MIGRATIONS, renumber_after_explicit_ids
 from bigmind.storage.pg import PostgresBackend
@@ -481,6 +483,9 @@ def migrate_database(
 
     for spec, table, types in checked:
         _verify(src, tgt, spec, types, users, table, tick)
+    with tgt.transaction() as tx:  # the directory is made from what was copied, hidden kept
+        directory.rebuild(tx, now_ts())
+        directory.hide_users(tx, [users.get(u, u) for u in directory.hidden_users(src)])
     report.seconds = time.monotonic() - started
     return report
 

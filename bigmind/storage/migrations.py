@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 from bigmind.errors import BackendUnavailable
 from bigmind.models import TS_FORMAT, content_hash, now_ts
+from bigmind.storage import directory
 from bigmind.storage.db import Backend, Tx
 from bigmind.storage.secrets import sweep_all
 
@@ -650,6 +651,13 @@ CREATE INDEX IF NOT EXISTS idx_attempts_user_outcome ON attempts(user_id, outcom
     )
 
 
+def _m0023_directory(tx: Tx, dialect: str) -> None:
+    """The MegaMind directory (:mod:`bigmind.storage.directory`): a card per user and their
+    session topics, made from the sessions and facts already stored."""
+    _ddl(tx, dialect, directory.DDL)
+    directory.rebuild(tx, now_ts())
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -672,6 +680,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0019_reminders", _m0019_reminders),
     Migration("0020_fact_files", _m0020_fact_files),
     Migration("0021_attempts", _m0021_attempts),
+    Migration("0023_directory", _m0023_directory),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -44,6 +44,7 @@ from bigmind.storage import autoline
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.chunks import Chunks
 from bigmind.storage.db import Backend, Tx
+from bigmind.storage.directory import Directory
 from bigmind.storage.fact_files import FactFiles
 from bigmind.storage.facts import Facts, fact_from_row
 from bigmind.storage.hypotheses import Hypotheses
@@ -107,6 +108,7 @@ class Store:
         self.fact_files = FactFiles(backend, self.uid)
         self.chunks = Chunks(backend, self.uid)
         self.profiles = Profiles(backend, self.uid)
+        self.directory = Directory(backend, self.uid)  # the user's card: kept with each session
 
     # -- users -------------------------------------------------------------------------------
     def _ensure_user(self, username: str) -> User:
@@ -114,8 +116,11 @@ class Store:
         # The personal-mode owner administers their memory; in team and enterprise modes a
         # new user is a member until `bigmind user set-role` says otherwise.
         role = "admin" if self.mode == "personal" else "member"
+        ts = now_ts()
         with self.db.transaction() as tx:
-            return Users(self.db, "").ensure(tx, username, role, now_ts())
+            user = Users(self.db, "").ensure(tx, username, role, ts)
+            Directory(self.db, user.id).ensure(tx, ts)
+        return user
 
     @property
     def uid(self) -> str:
@@ -195,6 +200,7 @@ class Store:
             self.close_auto_in(tx, closed, AUTO_CLOSED_ONE_LINER, ts)
             sid = new_id()
             self.sessions.insert(tx, sid, ts, hint, self.project_key)
+            self.directory.opened(tx, ts)
             session = self.sessions.get(sid, tx)
         assert session is not None
         return SessionStart(session, False, closed)
@@ -222,6 +228,8 @@ class Store:
                 self.chunks.headlines_of_session(tx, sid, autoline.QUOTED),
             )
             self.sessions.close_auto(tx, [sid], line, ts, topics)
+            if s.topics is None and topics:
+                self.directory.ended(tx, ts, None, topics)
 
     def resolve_session(self, session_id: str | None, tx: Tx, *, split: bool = True) -> SessionRef:
         """The session a write belongs to: the given one, else the latest open one, else a new one.
@@ -249,6 +257,7 @@ class Store:
         """Open a session for a write made with none open (an implicit session)."""
         sid = new_id()
         self.sessions.insert(tx, sid, ts, project=self.project_key, implicit=True)
+        self.directory.opened(tx, ts)
         s = self.sessions.get(sid, tx)
         assert s is not None
         return s
@@ -309,6 +318,7 @@ class Store:
             )
             if tier2:
                 self.sessions.save_summary(tx, ref.session.id, body or "", facts, refs, ts)
+            self.directory.ended(tx, ts, ref.session.topics, tags)
             s = self.sessions.get(ref.session.id, tx)
         assert s is not None
         return s, was_open
@@ -381,6 +391,7 @@ class Store:
                 scope=where,
             )
             self.fact_files.add(tx, created.id, files, ts)
+            self.directory.count_facts(tx, 1)
             if then is not None:
                 then(tx, created)
         return created, True, ref
@@ -439,6 +450,7 @@ class Store:
     def deprecate_in(self, tx: Tx, fact_id: int, reason: str, ts: str) -> None:
         """Deprecate a fact inside a write: a retired fact has no conflicts left to settle."""
         self.facts.deprecate(tx, fact_id, reason, ts)
+        self.directory.count_facts(tx, -1)
         self.links.settle(tx, fact_id)
 
     def restore_fact(self, fact_id: int) -> Fact:
@@ -454,6 +466,7 @@ class Store:
                     " would duplicate it. Nothing changed."
                 )
             self.facts.restore(tx, fact_id, now_ts())
+            self.directory.count_facts(tx, 1)
             self.links.undo_replacement(tx, fact_id)
         return self.get_fact(fact_id)
 
