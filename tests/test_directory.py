@@ -267,3 +267,12 @@ def test_the_page_shows_cards_answers_and_hides_with_the_csrf_token(team_rt: Run
         assert "Show my card" in html and "hidden</span>" in html
     assert [c.username for c in directory.cards(bob)] == ["bob"]
     assert [e.username for e in directory.who_knows(bob, "kafka")] == ["bob"]
+
+
+def test_the_page_in_personal_mode_is_your_card_without_a_hide_button(runtime: Runtime) -> None:
+    session(runtime.store, ["kafka"])
+    session(Store(runtime.store.db, "bob"), ["redis"])
+    with TestClient(create_app(runtime), base_url=WEB_BASE) as web:
+        html = web.get("/directory?topic=kafka").text
+    assert 'id="card-alice"' in html and "card-bob" not in html and "redis" not in html
+    assert "Hide my card" not in html and "kafka ×1" in html

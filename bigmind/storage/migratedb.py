@@ -82,6 +82,9 @@ TABLES: tuple[Spec, ...] = (
         for kind in SELECTS
     ),
 )
+# Derived tables made again on the target from what was copied, not copied themselves: the
+# directory's cards and topics (a hidden card stays hidden).
+REMADE = directory.TABLES
 VECTOR_COLUMNS = ("rowid", "user_id", "embedding")  # not embedding_bin: SQLite's quantisation
 
 
