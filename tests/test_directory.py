@@ -15,7 +15,7 @@ from web_world import WEB_BASE, csrf_of
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
-from bigmind.memory import directory, forget, globalkb
+from bigmind.memory import directory, forget, globalkb, transfer
 from bigmind.memory.users import set_role
 from bigmind.runtime import Runtime
 from bigmind.storage import directory as cards_table
@@ -181,6 +181,38 @@ def test_the_migration_backfills_cards_from_existing_rows(backend: Backend) -> N
     (card,) = directory.cards(alice)
     assert (card.sessions, card.facts, card.hidden) == (2, 1, True)
     assert [(t.topic, t.sessions) for t in card.topics] == [("kafka", 2), ("redis", 1)]
+
+
+def test_an_import_fills_the_importers_card(alice: Store, backend: Backend) -> None:
+    session(alice, ["kafka"])
+    alice.store_fact("decision", "Partitions by account id")
+    carol = team(backend, "carol")
+    transfer.import_data(carol, transfer.export_data(alice))
+    (card,) = [c for c in directory.cards(carol) if c.me]
+    assert (card.sessions, card.facts, [t.topic for t in card.topics]) == (1, 1, ["kafka"])
+
+
+def test_kept_cards_equal_cards_rebuilt_from_the_rows(alice: Store, bob: Store) -> None:
+    """What each write keeps up to date is what a rebuild from the sessions and facts makes."""
+    sid = session(alice, ["kafka", "redis"])
+    alice.end_session(sid, "again", ["kafka"], None, None)
+    fact, _, _ = alice.store_fact("decision", "one")
+    alice.store_fact("decision", "two")
+    alice.deprecate_fact(fact.id, "old")
+    alice.restore_fact(fact.id)
+    alice.deprecate_fact(fact.id, "old again")
+    open_one = alice.start_session().session.id
+    with alice.db.transaction() as tx:  # half a minute later: the write counts as activity
+        tx.execute(
+            "UPDATE sessions SET last_activity_at = '2020-01-01 00:00:00' WHERE id = ?",
+            (open_one,),
+        )
+    alice.append_chunk("hello", session_id=open_one)
+    session(bob, ["kafka"])
+    kept = directory.cards(alice)
+    with alice.db.transaction() as tx:
+        cards_table.rebuild(tx, "2000-01-01 00:00:00")
+    assert directory.cards(alice) == kept
 
 
 def test_the_tables_are_named_for_the_row_level_security_policies() -> None:

@@ -148,11 +148,13 @@ class Directory(Table):
 
     # -- the owner's writes ------------------------------------------------------------------
     def ensure(self, tx: Tx, ts: str) -> None:
-        """This user's card, made empty (first seen now) if they have none."""
+        """This user's card, made empty (first seen when they were registered) if they have
+        none."""
         tx.execute(
             "INSERT INTO directory_cards(user_id, first_seen, last_seen, updated_at)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT(user_id) DO NOTHING",
-            (self.uid, ts, ts, ts),
+            " SELECT id, coalesce(created_at, ?), coalesce(last_seen, ?), ? FROM users"
+            " WHERE id = ? ON CONFLICT(user_id) DO NOTHING",
+            (ts, ts, ts, self.uid),
         )
 
     def opened(self, tx: Tx, ts: str) -> None:
@@ -166,9 +168,12 @@ class Directory(Table):
             (ts, ts, self.uid, self.uid),
         )
 
-    def ended(self, tx: Tx, ts: str, before: str | None, after: str | None) -> None:
+    def ended(
+        self, tx: Tx, ts: str, before: str | None, after: str | None, *, seen: bool = True
+    ) -> None:
         """A session ended at ``ts`` with the topics ``after``; ``before``: those it carried
-        until now (a second end replaces them), taken back first."""
+        until now (a second end replaces them), taken back first. ``seen``: the user ended it
+        (an automatic close is no sign of them)."""
         old, new = split_topics(before), split_topics(after)
         gone = [t for t in old if t not in new]
         added = [t for t in new if t not in old]
@@ -190,10 +195,18 @@ class Directory(Table):
             )
         self.ensure(tx, ts)
         tx.execute(
-            "UPDATE directory_cards SET last_seen = ?, updated_at = ?,"
+            "UPDATE directory_cards SET last_seen = CASE WHEN ? = 1 THEN ? ELSE last_seen END,"
+            " updated_at = ?,"
             f" facts = (SELECT count(*) FROM facts f WHERE f.user_id = ? AND {active('f')})"
             " WHERE user_id = ?",
-            (ts, ts, self.uid, self.uid),
+            (int(seen), ts, ts, self.uid, self.uid),
+        )
+
+    def seen(self, tx: Tx, ts: str) -> None:
+        """The user was active at ``ts`` (a session's activity, recorded every half minute)."""
+        tx.execute(
+            "UPDATE directory_cards SET last_seen = ? WHERE user_id = ? AND last_seen < ?",
+            (ts, self.uid, ts),
         )
 
     def count_facts(self, tx: Tx, change: int) -> None:
@@ -222,20 +235,25 @@ def rebuild(tx: Tx, ts: str, user_ids: Sequence[str] | None = None) -> None:
     active facts; a card's hidden flag is kept. Migration ``0023_directory`` and
     ``bigmind migrate-db`` run it for everyone, an owner's forget or import for themselves."""
     where, args = ("", ()) if user_ids is None else (f" IN ({marks(user_ids)})", tuple(user_ids))
-    users = f" WHERE u.id{where}" if where else " WHERE 1 = 1"  # WHERE: ON is no join's
+    users = f" WHERE u.id{where}" if where else ""
     owners = f" AND s.user_id{where}" if where else ""
     tx.execute(
         f"DELETE FROM directory_topics WHERE user_id IN (SELECT u.id FROM users u{users})", args
     )
+    # First seen: registered (the card's own first moment), or an older session's start (an
+    # import); last seen: the latest session activity, else the last login.
     tx.execute(
         "INSERT INTO directory_cards(user_id, first_seen, last_seen, sessions, facts, updated_at)"
-        " SELECT u.id, coalesce((SELECT min(s.started_at) FROM sessions s"
-        " WHERE s.user_id = u.id), u.created_at, ?), coalesce((SELECT"
-        " max(coalesce(s.last_activity_at, s.ended_at, s.started_at)) FROM sessions s"
-        " WHERE s.user_id = u.id), u.last_seen, u.created_at, ?),"
-        " (SELECT count(*) FROM sessions s WHERE s.user_id = u.id),"
-        f" (SELECT count(*) FROM facts f WHERE f.user_id = u.id AND {active('f')}), ?"
-        f" FROM users u{users} ON CONFLICT(user_id) DO UPDATE SET first_seen ="
+        " SELECT x.id, CASE WHEN x.first IS NULL OR x.created_at < x.first"
+        " THEN coalesce(x.created_at, x.first, ?) ELSE x.first END,"
+        " coalesce(x.last, x.last_seen, x.created_at, ?), x.n, x.f, ? FROM (SELECT u.id,"
+        " u.created_at, u.last_seen,"
+        " (SELECT min(s.started_at) FROM sessions s WHERE s.user_id = u.id) AS first,"
+        " (SELECT max(coalesce(s.last_activity_at, s.started_at)) FROM sessions s"
+        " WHERE s.user_id = u.id) AS last,"
+        " (SELECT count(*) FROM sessions s WHERE s.user_id = u.id) AS n,"
+        f" (SELECT count(*) FROM facts f WHERE f.user_id = u.id AND {active('f')}) AS f"
+        f" FROM users u{users}) x WHERE 1 = 1 ON CONFLICT(user_id) DO UPDATE SET first_seen ="
         " excluded.first_seen, last_seen = excluded.last_seen, sessions = excluded.sessions,"
         " facts = excluded.facts, updated_at = excluded.updated_at",
         (ts, ts, ts, *args),

@@ -195,6 +195,7 @@ class Store:
                         tool="Call memory_start_session() without session_id to open a new one.",
                     )
                 self.sessions.touch(tx, existing.id, ts)
+                self.directory.seen(tx, ts)
                 return SessionStart(existing, True, [])
             closed = self.sessions.open_before(tx, ts_ago(hours=AUTO_CLOSE_HOURS))
             self.close_auto_in(tx, closed, AUTO_CLOSED_ONE_LINER, ts)
@@ -229,7 +230,7 @@ class Store:
             )
             self.sessions.close_auto(tx, [sid], line, ts, topics)
             if s.topics is None and topics:
-                self.directory.ended(tx, ts, None, topics)
+                self.directory.ended(tx, ts, None, topics, seen=False)
 
     def resolve_session(self, session_id: str | None, tx: Tx, *, split: bool = True) -> SessionRef:
         """The session a write belongs to: the given one, else the latest open one, else a new one.
@@ -281,6 +282,7 @@ class Store:
         """Record activity, at most once per TOUCH_SECONDS: a write saved on most calls."""
         if (s.last_activity_at or "") < ts_ago(seconds=TOUCH_SECONDS):
             self.sessions.touch(tx, s.id, ts)
+            self.directory.seen(tx, ts)
 
     def end_session(
         self,
