@@ -31,7 +31,6 @@ from bigmind.storage.directory import CardRow
 from bigmind.storage.knowledge import GlobalEntry, Knowledge
 from bigmind.storage.store import Store
 
-TOP_TOPICS = 8  # topics shown on a card
 CARDS_MAX = 1_000  # cards a directory page lists
 TOPIC_SCAN = 2_000  # topic rows read for one question (most frequent first)
 ENTRY_SCAN = 50  # company entries ranked for one question
@@ -106,8 +105,9 @@ def _topic(row: Any) -> Topic:
     return Topic(str(row["topic"]), int(row["sessions"]), row["last_at"])
 
 
-def _card(row: CardRow, topics: list[Topic], uid: str) -> Card:
+def _card(row: CardRow, uid: str) -> Card:
     mine = row.user_id == uid
+    topics = [Topic(t, n, last) for t, n, last in row.top_topics]
     return Card(
         row.username,
         row.display_name,
@@ -127,10 +127,8 @@ def _card(row: CardRow, topics: list[Topic], uid: str) -> Card:
 def cards(store: Store, limit: int = CARDS_MAX) -> list[Card]:
     """Every card you may see (yours always, marked if hidden), most recently seen first; in
     personal mode yours alone."""
-    table = store.directory
-    rows = [r for r in table.cards(limit) if store.mode != "personal" or r.user_id == store.uid]
-    top = table.top_topics([r.user_id for r in rows], TOP_TOPICS)
-    return [_card(r, [_topic(t) for t in top.get(r.user_id, [])], store.uid) for r in rows]
+    rows = store.directory.cards(limit)
+    return [_card(r, store.uid) for r in rows if store.mode != "personal" or r.user_id == store.uid]
 
 
 def my_card(store: Store) -> Card:
@@ -141,8 +139,7 @@ def my_card(store: Store) -> Card:
             store.directory.ensure(tx, now_ts())
         row = store.directory.mine()
     assert row is not None
-    top = store.directory.top_topics([row.user_id], TOP_TOPICS)
-    return _card(row, [_topic(t) for t in top.get(row.user_id, [])], store.uid)
+    return _card(row, store.uid)
 
 
 def hide(store: Store, hidden: bool) -> Card:

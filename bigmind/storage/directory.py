@@ -17,6 +17,7 @@ every user.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ CREATE TABLE IF NOT EXISTS directory_cards (
     sessions   INTEGER NOT NULL DEFAULT 0,
     facts      INTEGER NOT NULL DEFAULT 0,
     hidden     INTEGER NOT NULL DEFAULT 0,
+    top_topics TEXT,
     updated_at {ts}
 );
 CREATE TABLE IF NOT EXISTS directory_topics (
@@ -44,13 +46,17 @@ CREATE TABLE IF NOT EXISTS directory_topics (
     PRIMARY KEY (user_id, topic)
 );
 CREATE INDEX IF NOT EXISTS idx_directory_topics_topic ON directory_topics(topic);
+CREATE INDEX IF NOT EXISTS idx_directory_topics_rank
+    ON directory_topics(user_id, sessions DESC, last_at DESC, topic);
 """
 TABLES = ("directory_cards", "directory_topics")
+TOP_TOPICS = 8  # the most frequent topics a card carries (``top_topics``)
+_RANK = "ORDER BY sessions DESC, last_at DESC, topic"
 
 _CARD = (
     "SELECT c.user_id, u.username, coalesce(p.display_name, u.display_name) AS display_name,"
     " p.role, p.team, u.role AS access, c.first_seen, c.last_seen, c.sessions, c.facts,"
-    " c.hidden FROM directory_cards c JOIN users u ON u.id = c.user_id"
+    " c.hidden, c.top_topics FROM directory_cards c JOIN users u ON u.id = c.user_id"
     " LEFT JOIN people p ON p.username = u.username"
 )
 _HIDDEN = "SELECT user_id FROM directory_cards WHERE hidden = 1"
@@ -73,10 +79,12 @@ class CardRow(Record):
     sessions: int
     facts: int
     hidden: bool
+    top_topics: list[tuple[str, int, str | None]]  # (topic, sessions, last), most first
 
 
 def _card(row: Row) -> CardRow:
     r = dict(row)
+    r["top_topics"] = [(str(t), int(n), last) for t, n, last in json.loads(r["top_topics"] or "[]")]
     r["access"] = r.get("access") or "member"
     r["hidden"] = bool(r["hidden"])
     r["sessions"], r["facts"] = int(r["sessions"] or 0), int(r["facts"] or 0)
@@ -114,24 +122,6 @@ class Directory(Table):
         found = self.cards_of([self.uid])
         return found.get(self.uid)
 
-    def top_topics(self, user_ids: Sequence[str], per_user: int) -> dict[str, list[Row]]:
-        """The ``per_user`` most frequent topics (``topic``, ``sessions``, ``last_at``) of each
-        of ``user_ids``, most sessions then most recent first."""
-        if not user_ids:
-            return {}
-        rows = self.db.query(
-            "SELECT user_id, topic, sessions, last_at FROM (SELECT user_id, topic, sessions,"
-            " last_at, row_number() OVER (PARTITION BY user_id ORDER BY sessions DESC,"
-            " last_at DESC, topic) AS r FROM directory_topics"
-            f" WHERE user_id IN ({marks(user_ids)})) t WHERE r <= ?"
-            " ORDER BY user_id, sessions DESC, last_at DESC, topic",
-            (*user_ids, per_user),
-        )
-        out: dict[str, list[Row]] = {}
-        for r in rows:
-            out.setdefault(str(r["user_id"]), []).append(r)
-        return out
-
     def topics_like(self, exact: str, fragments: Sequence[str], limit: int) -> list[Row]:
         """Topics (``user_id``, ``topic``, ``sessions``, ``last_at``) on cards this user may
         see that equal ``exact`` or contain any of ``fragments`` (lower case), the most
@@ -158,14 +148,12 @@ class Directory(Table):
         )
 
     def opened(self, tx: Tx, ts: str) -> None:
-        """A session was opened at ``ts``: one more, seen now, the active facts counted again
-        (one indexed count of this user's rows, once per session)."""
+        """A session was opened at ``ts``: one more, seen now."""
         self.ensure(tx, ts)
         tx.execute(
-            "UPDATE directory_cards SET sessions = sessions + 1, last_seen = ?, updated_at = ?,"
-            f" facts = (SELECT count(*) FROM facts f WHERE f.user_id = ? AND {active('f')})"
+            "UPDATE directory_cards SET sessions = sessions + 1, last_seen = ?, updated_at = ?"
             " WHERE user_id = ?",
-            (ts, ts, self.uid, self.uid),
+            (ts, ts, self.uid),
         )
 
     def ended(
@@ -194,12 +182,12 @@ class Directory(Table):
                 (self.uid, topic, ts),
             )
         self.ensure(tx, ts)
+        if gone or added:
+            _rank(tx, [self.uid])
         tx.execute(
             "UPDATE directory_cards SET last_seen = CASE WHEN ? = 1 THEN ? ELSE last_seen END,"
-            " updated_at = ?,"
-            f" facts = (SELECT count(*) FROM facts f WHERE f.user_id = ? AND {active('f')})"
-            " WHERE user_id = ?",
-            (int(seen), ts, ts, self.uid, self.uid),
+            " updated_at = ? WHERE user_id = ?",
+            (int(seen), ts, ts, self.uid),
         )
 
     def seen(self, tx: Tx, ts: str) -> None:
@@ -210,7 +198,8 @@ class Directory(Table):
         )
 
     def count_facts(self, tx: Tx, change: int) -> None:
-        """One more (or fewer) active fact; a session opened or ended counts them again."""
+        """One more (or fewer) active fact (stored, deprecated, restored; a forget or an import
+        rebuilds the card instead)."""
         tx.execute(
             "UPDATE directory_cards SET facts = CASE WHEN facts + ? > 0 THEN facts + ? ELSE 0"
             " END WHERE user_id = ?",
@@ -279,6 +268,21 @@ def rebuild(tx: Tx, ts: str, user_ids: Sequence[str] | None = None) -> None:
                 " VALUES (?, ?, ?, ?)",
                 (uid, topic, n, last[(uid, topic)] or None),
             )
+    everyone = tx.execute(f"SELECT u.id FROM users u{users}", args)
+    _rank(tx, [str(r["id"]) for r in everyone])
+
+
+def _rank(tx: Tx, user_ids: Sequence[str]) -> None:
+    """Copy each user's :data:`TOP_TOPICS` most frequent topics onto their card (one indexed
+    read of a few rows each): a page of cards then reads one table."""
+    for uid in user_ids:
+        rows = tx.execute(
+            f"SELECT topic, sessions, last_at FROM directory_topics WHERE user_id = ? {_RANK}"
+            " LIMIT ?",
+            (uid, TOP_TOPICS),
+        )
+        top = json.dumps([[r["topic"], r["sessions"], r["last_at"]] for r in rows])
+        tx.execute("UPDATE directory_cards SET top_topics = ? WHERE user_id = ?", (top, uid))
 
 
 def hidden_users(db: Backend) -> list[str]:
