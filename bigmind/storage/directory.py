@@ -163,8 +163,9 @@ class Directory(Table):
         until now (a second end replaces them), taken back first. ``seen``: the user ended it
         (an automatic close is no sign of them)."""
         old, new = split_topics(before), split_topics(after)
-        gone = [t for t in old if t not in new]
-        added = [t for t in new if t not in old]
+        # Sorted: concurrent writers take the rows' locks in one order (PostgreSQL).
+        gone = sorted(t for t in old if t not in new)
+        added = sorted(t for t in new if t not in old)
         if gone:
             tx.execute(
                 "UPDATE directory_topics SET sessions = sessions - 1"
