@@ -251,3 +251,48 @@ async def test_oidc_jwts_name_their_user(
         assert post(gw, jwt(issuer="https://evil.example.com")).status_code == 401
         assert post(gw, jwt(preferred_username=None)).status_code == 401
         assert post(gw, gw.token("dave")).status_code == 200  # BigMind tokens still work
+
+
+WRITER = """
+import anyio, json, sys
+from gateway_world import mcp_session
+
+async def main(url, token):
+    async with mcp_session(url, token) as s:
+        for n in range(10_000):
+            r = await s.call_tool("memory_store_fact", {"category": "fact", "fact": f"write {n}"})
+            print(json.dumps([r.structured_content["fact_id"], f"write {n}"]), flush=True)
+
+anyio.run(main, *sys.argv[1:])
+"""
+
+
+@pytest.mark.slow
+def test_a_client_killed_mid_call_loses_nothing_it_was_told_was_saved(gateway: Running) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, gateway.url, gateway.token("erin")],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    acked = []
+    for line in proc.stdout:  # bounded: the writer stops at 10,000; we stop at 20
+        acked.append(json.loads(line))
+        if len(acked) == 20:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.wait(10)
+    proc.stdout.close()
+    assert len(acked) == 20
+    store = gateway.rt.store_of("erin")
+    for fact_id, text_ in acked:
+        found = store.facts.get(int(fact_id))
+        assert found is not None and found.fact == text_
