@@ -296,3 +296,28 @@ def test_a_client_killed_mid_call_loses_nothing_it_was_told_was_saved(gateway: R
     for fact_id, text_ in acked:
         found = store.facts.get(int(fact_id))
         assert found is not None and found.fact == text_
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"[" * 1000 + b"]" * 1000, -32700),  # nests deeper than any parser should follow
+        (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": "x"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"a": "\\ud800"}}', -32602),
+        (b"\xff\xfe", -32700),
+    ],
+)
+def test_what_the_sdk_would_choke_on_is_answered_as_on_stdio(
+    gateway: Running, body: bytes, code: int
+) -> None:
+    reply = httpx2.post(
+        f"{gateway.url}/mcp",
+        content=body,
+        headers={
+            **MCP_HEADERS,
+            "Authorization": f"Bearer {gateway.token('alice')}",
+            "Content-Type": "application/json",
+        },
+    )
+    assert reply.status_code == 400
+    assert reply.json()["error"]["code"] == code

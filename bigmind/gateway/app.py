@@ -4,7 +4,8 @@ One Starlette app: MCP's streamable HTTP transport at ``/mcp`` (the same tools a
 profile pages at ``/`` (a login cookie, or a bearer token), and the routes other modules add.
 Every request but ``/login`` and the static files passes :class:`Guard` first: its body is
 read up to ``BIGMIND_MAX_REQUEST_BYTES`` (more: 413), its credential checked (none or a bad
-one: 401, with ``WWW-Authenticate``), its rate limited (429), and it runs as the user the
+one: 401, with ``WWW-Authenticate``), its rate limited (429), an MCP message screened as a
+stdio line is (:mod:`bigmind.mcp.wire`: 400 with the JSON-RPC error), and it runs as the user the
 credential names (:func:`bigmind.caller.acting_as`), so ``Runtime.store`` is that user's.
 An MCP session belongs to the user who opened it: another user's requests on it get 404.
 """
@@ -46,6 +47,7 @@ from bigmind.gateway.auth import (
     Refused,
     Verifier,
 )
+from bigmind.mcp import wire
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
 from bigmind.web.app import SECURITY_HEADERS, create_app, page_environment
@@ -122,6 +124,12 @@ class Guard:
         if session and self.owners.get(session, who.username) != who.username:
             await _json(send, 404, "session_not_found", "No such MCP session.")
             return
+        if scope["path"] == "/mcp" and scope["method"] == "POST":
+            refusal = wire.screen(body)
+            if refusal is not None:  # what the SDK would choke on: answered as on stdio
+                log.info("gateway: %s from %s refused: %s", who.username, "/mcp", refusal.reason)
+                await _raw(send, 400, refusal.reply or b"")
+                return
         scope[USER] = who.username
         with caller.acting_as(who.username):
             await self.app(scope, _replay(body, receive), self._remember(send, who.username))
@@ -235,6 +243,18 @@ async def _json(
                 (b"content-length", str(len(body)).encode()),
                 *((k.encode(), v.encode("latin-1")) for k, v in (headers or {}).items()),
             ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _raw(send: Send, status: int, body: bytes) -> None:
+    kind = [(b"content-type", b"application/json")] if body else []
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*kind, (b"content-length", str(len(body)).encode())],
         }
     )
     await send({"type": "http.response.body", "body": body})
