@@ -279,7 +279,7 @@ def build_gateway(
 ) -> Starlette:
     """The gateway app over ``rt`` (made with ``serves_many=True``); ``routes`` go before the
     pages (the REST API, health and metrics)."""
-    server = build_server(settings, rt)
+    server = build_server(settings, rt, threads=True)
     server.add_middleware(CallerFromRequest())
     verifier = Verifier(settings, rt)
     logins = Logins()
