@@ -388,6 +388,7 @@ async def _who_knows(w: World) -> None:
     "vault" topic and her approved entry name her; her private texts never surface."""
     text, data = await w.call("memory_who_knows", topic="vault")
     (alice,) = [p for p in data["people"] if p["username"] == "alice"]
+    assert "`alice`" in text and "vault ×1" in text
     assert [t["topic"] for t in alice["topics"]] == ["vault"]
     assert [e["id"] for e in alice["entries"]] == [w.a.approved_entry]
     _, data = await w.call("memory_who_knows", topic=LURE)  # words of every private text

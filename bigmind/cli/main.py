@@ -214,7 +214,10 @@ def _import_args(sp: argparse.ArgumentParser) -> None:
 
 COMMANDS: dict[str, Command] = {
     "serve": Command(
-        "bigmind.cli.serve:cmd_serve", "Start the MCP server on stdio.", "bigmind serve"
+        "bigmind.cli.serve:cmd_serve",
+        "Start the MCP server on stdio, or with --http the gateway for many users.",
+        "bigmind serve\n         bigmind serve --http --host 0.0.0.0 --port 8700",
+        "bigmind.cli.serve:serve_arguments",
     ),
     "install": Command(
         "bigmind.cli.install:cmd_install",
@@ -361,6 +364,15 @@ COMMANDS: dict[str, Command] = {
         "The MegaMind directory: everyone's card, who worked on a topic; hide or show yours.",
         "bigmind directory kafka   # who worked on it; --hide / --show your card",
         "bigmind.cli.directory:directory_arguments",
+        json=True,
+    ),
+    "token": Command(
+        "bigmind.cli.token:cmd_token",
+        "Bearer tokens for `bigmind serve --http`: create one (shown once), list, revoke.",
+        "bigmind token create alice --expires 90\n"
+        "         bigmind token list\n"
+        "         bigmind token revoke alice",
+        "bigmind.cli.token:token_arguments",
         json=True,
     ),
     "migrate-db": Command(

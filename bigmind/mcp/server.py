@@ -26,7 +26,10 @@ from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
 
 
-def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
+def build_server(
+    settings: Settings, runtime: Runtime | None = None, *, threads: bool = False
+) -> FastMCP:
+    """The server; ``threads``: every tool runs in a worker thread (the HTTP gateway)."""
     rt = runtime or Runtime(settings, background=True)
     mcp = FastMCP(
         "BigMind Memory",
@@ -48,6 +51,7 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
         )
 
     catalog = Catalog()
+    catalog.threads = threads
     for module in (sessions, knowledge, company, journal, activity, people, admin, profile):
         module.register(catalog, rt)
     if settings.tools == "compact":
