@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from fastmcp import Client
 from mcp_calls import BIGMIND, call, serve_env
+from secret_corpus import Fakes
 from starlette.testclient import TestClient
 from web_world import WEB_BASE, csrf_of
 
@@ -123,6 +124,17 @@ def test_nothing_private_is_ever_an_answer(alice: Store, bob: Store) -> None:
         assert SECRET not in repr(directory.cards(who))
     assert [e.username for e in directory.who_knows(bob, "scheduling")] == ["alice"]
     assert SECRET not in repr(directory.who_knows(bob, "scheduling"))
+
+
+def test_a_secret_typed_as_a_topic_is_redacted_before_anyone_sees_it(
+    alice: Store, bob: Store
+) -> None:
+    key = Fakes(31).make("aws-access-key")[0]
+    sid = session(alice, ["deploy", key])
+    stored = alice.get_session(sid).topics or ""
+    shown = repr(directory.cards(bob)) + repr(directory.who_knows(bob, "deploy"))
+    assert key.lower() not in stored.lower() and "[redacted:aws-access-key]" in stored
+    assert key.lower() not in shown.lower() and "deploy" in shown
 
 
 def test_approved_company_knowledge_names_its_promoter(
