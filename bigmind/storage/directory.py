@@ -184,7 +184,7 @@ class Directory(Table):
             )
         self.ensure(tx, ts)
         if gone or added:
-            _rank(tx, [self.uid])
+            rank_topics(tx, [self.uid])
         tx.execute(
             "UPDATE directory_cards SET last_seen = CASE WHEN ? = 1 THEN ? ELSE last_seen END,"
             " updated_at = ? WHERE user_id = ?",
@@ -270,10 +270,10 @@ def rebuild(tx: Tx, ts: str, user_ids: Sequence[str] | None = None) -> None:
                 (uid, topic, n, last[(uid, topic)] or None),
             )
     everyone = tx.execute(f"SELECT u.id FROM users u{users}", args)
-    _rank(tx, [str(r["id"]) for r in everyone])
+    rank_topics(tx, [str(r["id"]) for r in everyone])
 
 
-def _rank(tx: Tx, user_ids: Sequence[str]) -> None:
+def rank_topics(tx: Tx, user_ids: Sequence[str]) -> None:
     """Copy each user's :data:`TOP_TOPICS` most frequent topics onto their card (one indexed
     read of a few rows each): a page of cards then reads one table."""
     for uid in user_ids:
