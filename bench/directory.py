@@ -19,6 +19,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from bigmind.memory import directory
@@ -93,12 +94,11 @@ def main() -> None:
             rows = args.users * args.topics
             print(f"directory: {args.users:,} users × {args.topics} topics ({rows:,} rows)")
             n = len(directory.cards(me))
-            print(
-                f"  cards (all {n:,}, top topics)  {ms(lambda: directory.cards(me), args.runs):8.1f} ms"
-            )
+            t = ms(partial(directory.cards, me), args.runs)
+            print(f"  cards (all {n:,}, top topics)  {t:8.1f} ms")
             for q in ("kafka", "payments", "topic-7", "nothing-here"):
                 found = len(directory.who_knows(me, q))
-                t = ms(lambda q=q: directory.who_knows(me, q), args.runs)
+                t = ms(partial(directory.who_knows, me, q), args.runs)
                 print(f"  who_knows({q!r:15}) {found:3} people  {t:8.1f} ms")
 
             def session() -> None:
