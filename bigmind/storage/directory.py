@@ -1,7 +1,8 @@
 """The MegaMind directory's tables: a card per user and the topics of their sessions.
 
 ``directory_cards`` holds one row per user (first and last seen, how many sessions and active
-facts, whether the card is hidden); ``directory_topics`` one row per user and session topic
+facts, whether the card is hidden, and their most frequent topics, so that a page of cards reads
+one table); ``directory_topics`` one row per user and session topic
 (how many of their sessions carry it, and when the last one did). Both are **readable by every
 user** and **each row is written by its owner only** (``user_id``): the directory is read
 from them and never from another user's private rows, so it keeps working where PostgreSQL's
@@ -45,7 +46,6 @@ CREATE TABLE IF NOT EXISTS directory_topics (
     last_at  {ts},
     PRIMARY KEY (user_id, topic)
 );
-CREATE INDEX IF NOT EXISTS idx_directory_topics_topic ON directory_topics(topic);
 CREATE INDEX IF NOT EXISTS idx_directory_topics_rank
     ON directory_topics(user_id, sessions DESC, last_at DESC, topic);
 """
