@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from mcp_calls import BIGMIND
+from test_install import HAND_MCP
+from test_install import run as bigmind
 
 from bigmind.cli import clients
 from bigmind.cli.install import remote_of
@@ -17,16 +19,12 @@ from bigmind.errors import InvalidInput
 
 TOKEN = "bm_live_9f8e7d6c5b4a39281706f5e4d3c2b1a0"  # what the variable holds: never in a file
 URL = "https://bigmind.example.com/mcp"
-HAND_MCP = (
-    '{\n    "mcpServers": {\n        "other":   { "command": "npx", "args": ["-y", "x"] }\n    }\n}'
-)
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    return p
+    (tmp_path / "proj").mkdir()
+    return tmp_path / "proj"
 
 
 def run(
@@ -124,12 +122,7 @@ def test_switching_between_local_and_remote_leaves_one_valid_entry_and_uninstall
     assert states["claude-code:.mcp.json"] == "installed"  # doctor: not "outdated"
     assert run("--client", "claude-code", "--project", str(project)).returncode == 0
     assert set(entry(cfg)) == {"type", "command", "args"}
-    done = subprocess.run(
-        [str(BIGMIND), "uninstall", "--client", "claude-code", "--project", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = bigmind("uninstall", "--client", "claude-code", "--project", str(project))
     assert done.returncode == 0, done.stderr
     assert cfg.read_text() == HAND_MCP
 
