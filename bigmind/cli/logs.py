@@ -17,8 +17,6 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from bigmind.redact import redact
-
 # What every LogRecord has: anything else on a record was put there with ``extra=``.
 STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
     "message",
@@ -31,6 +29,8 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 def clean(text: str) -> str:
     """``text`` with any secret in it replaced by ``[REDACTED:<kind>]``."""
+    from bigmind.redact import redact  # on the first line logged: most commands log none
+
     return redact(text).text
 
 
