@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bigmind import caller, project
@@ -51,8 +52,13 @@ class Runtime:
         background: bool = False,
         loader: Callable[[Settings], Embedder | None] | None = None,
         create: bool = True,
+        serves_many: bool = False,
     ) -> None:
         self.settings = settings
+        # The HTTP gateway: many users, none of them the process's; no working-directory
+        # project, per-user file folders, no restart by a tool.
+        self.serves_many = serves_many
+        self.public_url: str | None = None  # the gateway's address, for the profile tools
         self.background = background
         self.create = create  # False: a missing SQLite file raises NoMemoryYet, none is made
         self._loader = loader  # the embedding model's loader (default: the configured model)
@@ -121,7 +127,11 @@ class Runtime:
             backend,
             s.user,
             mode=s.mode,
-            project=project.detect(os.getcwd(), s.project),
+            project=(
+                project.from_setting(s.project)
+                if self.serves_many
+                else project.detect(os.getcwd(), s.project)
+            ),
             session_gap_minutes=s.session_gap_minutes,
         )
         if self.background:
@@ -146,6 +156,14 @@ class Runtime:
         """The configured user's store and the semantic index as they are now: None where not
         open yet. Never opens them (health checks and metrics make no database)."""
         return self._store, self._semantic
+
+    @property
+    def files_dir(self) -> Path:
+        """Where the running call's user may have BigMind write and read files (exports):
+        the data folder, or behind the gateway a folder of that user's own in it."""
+        if not self.serves_many:
+            return self.settings.data_dir
+        return self.settings.data_dir / "users" / self.store.uid
 
     @property
     def semantic(self) -> Semantic | None:

@@ -216,7 +216,10 @@ def _import_args(sp: argparse.ArgumentParser) -> None:
 
 COMMANDS: dict[str, Command] = {
     "serve": Command(
-        "bigmind.cli.serve:cmd_serve", "Start the MCP server on stdio.", "bigmind serve"
+        "bigmind.cli.serve:cmd_serve",
+        "Start the MCP server on stdio, or with --http the gateway for many users.",
+        "bigmind serve\n         bigmind serve --http --host 0.0.0.0 --port 8700",
+        "bigmind.cli.serve:serve_arguments",
     ),
     "install": Command(
         "bigmind.cli.install:cmd_install",
@@ -356,6 +359,15 @@ COMMANDS: dict[str, Command] = {
         "         bigmind user add bob --role curator\n"
         "         bigmind user set-role bob admin",
         "bigmind.cli.commands:user_arguments",
+        json=True,
+    ),
+    "token": Command(
+        "bigmind.cli.token:cmd_token",
+        "Bearer tokens for `bigmind serve --http`: create one (shown once), list, revoke.",
+        "bigmind token create alice --expires 90\n"
+        "         bigmind token list\n"
+        "         bigmind token revoke alice",
+        "bigmind.cli.token:token_arguments",
         json=True,
     ),
     "migrate-db": Command(

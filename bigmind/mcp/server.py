@@ -30,9 +30,14 @@ from bigmind.runtime import Runtime
 
 
 def build_server(
-    settings: Settings, runtime: Runtime | None = None, *, middleware: Sequence[Middleware] = ()
+    settings: Settings,
+    runtime: Runtime | None = None,
+    *,
+    threads: bool = False,
+    middleware: Sequence[Middleware] = (),
 ) -> FastMCP:
-    """The server; ``middleware`` goes outermost (the gateway's tool metrics see every call)."""
+    """The server; ``threads``: every tool runs in a worker thread (the HTTP gateway);
+    ``middleware`` goes outermost (the gateway's tool metrics see every call)."""
     rt = runtime or Runtime(settings, background=True)
     mcp = FastMCP(
         "BigMind Memory",
@@ -56,6 +61,7 @@ def build_server(
         )
 
     catalog = Catalog()
+    catalog.threads = threads
     for module in (sessions, knowledge, company, journal, activity, people, admin, profile):
         module.register(catalog, rt)
     if settings.tools == "compact":
