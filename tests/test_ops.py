@@ -110,6 +110,23 @@ def test_the_access_log_carries_the_request_but_no_header_or_query(
     assert "sekrit" not in caplog.text and "hush" not in caplog.text
 
 
+def test_the_access_log_names_the_user_the_authentication_inside_set(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    def who(request: Request) -> Response:
+        request.scope["bigmind.user"] = "alice"  # as the gateway's Guard does
+        return JSONResponse({})
+
+    m = Metrics(runtime)
+    app = Starlette(
+        routes=[Route("/who", who)],
+        middleware=[Middleware(MetricsMiddleware, metrics=m, user_key="bigmind.user")],
+    )
+    with caplog.at_level(logging.INFO, logger="bigmind.http"), TestClient(app) as c:
+        c.get("/who")
+    assert [r.user for r in caplog.records if r.name == "bigmind.http"] == ["alice"]  # type: ignore[attr-defined]
+
+
 def test_refusals_are_counted_by_status_and_a_short_reason() -> None:
     m = Metrics()
     m.refused(401, "bad_token")

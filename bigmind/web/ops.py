@@ -286,11 +286,13 @@ def route_of(scope: Scope) -> str:
 class MetricsMiddleware:
     """Counts and times every HTTP request by method, route template and status, and writes
     one access-log line per request (``bigmind.http``, INFO: the path without its query,
-    never a header)."""
+    never a header). The user is the username at ``scope[user_key]`` when given (set by the
+    authentication inside), else Starlette's authenticated ``scope["user"]``."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics, *, user_key: str | None = None) -> None:
         self.app = app
         self.metrics = metrics
+        self.user_key = user_key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -317,9 +319,9 @@ class MetricsMiddleware:
                 "status": status,
                 "duration_ms": round(seconds * 1000, 1),
             }
-            user = _user_of(scope)
+            user = scope.get(self.user_key) if self.user_key else _user_of(scope)
             if user:
-                extra["user"] = user
+                extra["user"] = str(user)
             access_log.info("%s %s %s", method, extra["path"], status, extra=extra)
 
 
