@@ -321,3 +321,24 @@ def test_what_the_sdk_would_choke_on_is_answered_as_on_stdio(
     )
     assert reply.status_code == 400
     assert reply.json()["error"]["code"] == code
+
+
+async def test_health_and_metrics_need_no_token_and_count_calls_and_refusals(
+    gateway: Running,
+) -> None:
+    health = httpx2.get(f"{gateway.url}/healthz")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert post(gateway, "bm_" + "y" * 43).status_code == 401
+    async with mcp_session(gateway.url, gateway.token("alice")) as a:
+        await a.call_tool("memory_get_stats", {})
+    scrape = httpx2.get(f"{gateway.url}/metrics")
+    assert scrape.status_code == 200
+    lines = scrape.text.splitlines()
+    assert any(
+        ln.startswith("bigmind_tool_calls_total{") and 'tool="memory_get_stats"' in ln
+        for ln in lines
+    )
+    assert any(
+        ln.startswith("bigmind_http_refused_total{") and "invalid_token" in ln for ln in lines
+    )
+    assert "alice" not in scrape.text  # nothing per user

@@ -48,15 +48,18 @@ from bigmind.gateway.auth import (
     Verifier,
 )
 from bigmind.mcp import wire
+from bigmind.mcp.metrics import ToolMetrics
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
+from bigmind.web import ops
 from bigmind.web.app import SECURITY_HEADERS, create_app, page_environment
+from bigmind.web.ops import Metrics, MetricsMiddleware
 
 log = logging.getLogger(__name__)
 USER = "bigmind.user"  # scope key: the authenticated username
 LOGIN = "bigmind.login"  # scope key: the page login (cookie) in use, if any
 COOKIE = "bigmind_login"
-OPEN_PATHS = ("/login", "/static/")  # served without a credential
+OPEN_PATHS = ("/login", "/static/", "/healthz", "/metrics")  # served without a credential
 API_PREFIXES = ("/mcp", "/api/")  # answered with 401, never redirected to the login page
 SESSIONS_MAX = 100_000  # MCP session ids remembered with their owner
 FORM_BYTES = 8 * 1024
@@ -90,8 +93,10 @@ class Guard:
         logins: Logins,
         limiter: RateLimiter,
         max_bytes: int,
+        metrics: Metrics,
     ) -> None:
         self.app = app
+        self.metrics = metrics
         self.verifier = verifier
         self.logins = logins
         self.limiter = limiter
@@ -117,6 +122,7 @@ class Guard:
             return
         wait = self.limiter.take(who.principal)
         if wait > 0:
+            self.metrics.refused(429, "rate_limit")
             retry = {"retry-after": str(math.ceil(wait))}
             await _json(send, 429, "rate_limited", "Too many requests; retry later.", retry)
             return
@@ -162,8 +168,10 @@ class Guard:
 
     async def _refuse(self, scope: Scope, send: Send, why: Refused, address: str) -> None:
         if why.invalid and self.failures.take(f"fail:{address}") > 0:
+            self.metrics.refused(429, "failed_logins")
             await _json(send, 429, "rate_limited", "Too many failed logins; retry later.")
             return
+        self.metrics.refused(401, "invalid_token" if why.invalid else "no_credential")
         challenge = 'Bearer realm="BigMind"'
         if why.invalid:
             challenge += f', error="invalid_token", error_description="{why.reason}"'
@@ -279,7 +287,8 @@ def build_gateway(
 ) -> Starlette:
     """The gateway app over ``rt`` (made with ``serves_many=True``); ``routes`` go before the
     pages (the REST API, health and metrics)."""
-    server = build_server(settings, rt, threads=True)
+    metrics = Metrics(rt)
+    server = build_server(settings, rt, threads=True, middleware=[ToolMetrics(metrics)])
     server.add_middleware(CallerFromRequest())
     verifier = Verifier(settings, rt)
     logins = Logins()
@@ -345,17 +354,20 @@ def build_gateway(
             Route("/login", login_page, methods=["GET"]),
             Route("/login", login, methods=["POST"]),
             Route("/logout", logout, methods=["POST"]),
+            *ops.routes(rt, metrics),
             *routes,
             Mount("/", pages),
         ],
         middleware=[
+            AsgiMiddleware(MetricsMiddleware, metrics=metrics, user_key=USER),
             AsgiMiddleware(
                 Guard,
                 verifier=verifier,
                 logins=logins,
                 limiter=RateLimiter(settings.rate_limit),
                 max_bytes=settings.max_request_bytes,
-            )
+                metrics=metrics,
+            ),
         ],
     )
     return app
