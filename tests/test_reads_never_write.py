@@ -1,4 +1,4 @@
-"""A tool marked read-only commits nothing, on either backend; usage is counted off the read path.
+"""A tool marked read-only (and a GET of the REST API) commits nothing, on either backend; usage is counted off the read path.
 
 The database itself is the witness: SQLite's ``PRAGMA data_version`` seen from a second
 connection changes whenever another connection commits; on PostgreSQL every inserted or
@@ -17,11 +17,14 @@ import apsw
 import pytest
 from fastmcp import Client
 from mcp_calls import Cli, call, end
+from rest_client import api_as
 
 from bigmind import runtime as runtime_module
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
+from bigmind.memory import globalkb
 from bigmind.runtime import Runtime
+from bigmind.web import rest
 
 pytestmark = pytest.mark.anyio
 
@@ -165,6 +168,38 @@ async def test_reading_a_resource_commits_nothing(
             assert version() == before, f"reading {uri} changed the database"
             assert db.transactions == tx_before, f"reading {uri} began a write transaction"
     assert runtime.flush_usage() == 0  # no use was counted either
+
+
+async def test_the_rest_apis_get_endpoints_commit_nothing(
+    client: Client,  # type: ignore[type-arg]
+    runtime: Runtime,
+    settings: Settings,
+) -> None:
+    seeded = await _seed(client)
+    entry = globalkb.list_entries(runtime.store)[0][0].id
+    paths = {
+        "/recall": "/recall?q=kafka%20payments%20pay.py",
+        "/facts/search": "/facts/search?q=kafka&include_deprecated=true",
+        "/facts": "/facts?status=all",
+        "/facts/{fact_id}": f"/facts/{seeded['fact']}",
+        "/sessions": "/sessions",
+        "/sessions/{session_id}": f"/sessions/{seeded['session']}",
+        "/global": "/global",
+        "/global/search": "/global/search?q=event%20bus",
+        "/global/{entry_id}": f"/global/{entry}",
+        "/openapi.json": "/openapi.json",
+    }
+    gets = {e.path for e in rest.endpoints(runtime) if e.method == "GET"} | {"/openapi.json"}
+    assert gets == set(paths), "give every GET endpoint a path here"
+    version = _witness(settings)
+    db = runtime.store.db
+    with api_as(runtime, "alice") as api:
+        for path in paths.values():
+            for _ in range(2):
+                before, tx_before = version(), db.transactions
+                assert api.get(path).status_code == 200, path
+                assert version() == before, f"GET {path} changed the database"
+                assert db.transactions == tx_before, f"GET {path} began a write transaction"
 
 
 async def test_a_use_is_the_top_of_an_agents_search_counted_once_per_question(
