@@ -9,14 +9,17 @@ from collections.abc import Iterator
 import pytest
 from openapi_spec_validator import validate
 from rest_client import Api, api_as
+from starlette.applications import Starlette
 from starlette.routing import Route
+from starlette.testclient import TestClient
 
 from bigmind import caller
 from bigmind.config import Settings
 from bigmind.memory.users import set_role
 from bigmind.runtime import Runtime
 from bigmind.web import rest
-from bigmind.web.restschema import PREFIX
+from bigmind.web import restschema as rs
+from bigmind.web.restschema import PREFIX, Args, Endpoint, Reply
 
 
 @pytest.fixture
@@ -320,3 +323,20 @@ def test_the_documented_request_bodies_are_the_models_that_validate_them(alice: 
     recall = alice.doc["paths"]["/api/v1/recall"]["get"]
     q = next(p for p in recall["parameters"] if p["name"] == "q")
     assert q["required"] is True and q["schema"]["maxLength"] == 2_000
+
+
+def test_an_extra_endpoint_is_served_and_documented_and_a_bug_in_it_is_a_500(
+    runtime: Runtime,
+) -> None:
+    """How the gateway adds a route (the directory): one Endpoint. A bug (not a BigMindError)
+    answers 500 in the error shape, without the exception's text."""
+
+    def crash(args: Args) -> Reply:
+        raise RuntimeError("secret detail")
+
+    extra = [Endpoint("GET", "/crash", "Fails", crash, rs.Error, tag="test")]
+    app = Starlette(routes=[rest.mount(runtime, extra)])
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert "get" in c.get("/api/v1/openapi.json").json()["paths"]["/api/v1/crash"]
+        r = c.get("/api/v1/crash")
+    assert "secret detail" not in _error(r, 500, "internal_error")

@@ -496,9 +496,16 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error(exc.status_code, kinds.get(exc.status_code, "bad_request"), message)
 
 
+async def _crashed(request: Request, exc: Exception) -> Response:
+    """A bug (not a BigMindError): Starlette's outermost handler answers in the API's error
+    shape, then re-raises it for the server to log. Its text may quote stored data: not sent."""
+    return error(500, "internal_error", "BigMind failed on this request; the server log says why.")
+
+
 def app(rt: Runtime, extra: Sequence[Endpoint] = ()) -> Starlette:
     """The API as one app, to mount at :data:`PREFIX` (:func:`mount`)."""
-    return Starlette(routes=routes(rt, extra), exception_handlers={HTTPException: _http_error})
+    handlers = {HTTPException: _http_error, 500: _crashed}
+    return Starlette(routes=routes(rt, extra), exception_handlers=handlers)
 
 
 def mount(rt: Runtime, extra: Sequence[Endpoint] = ()) -> Mount:

@@ -353,9 +353,10 @@ REASONS = {
     413: "The body is longer than the server accepts",
     415: "The body is not JSON",
     422: "Read, but refused: a value out of range or a change that cannot be made",
+    500: "A bug in BigMind: the server log says more",
     503: "The database is unavailable",
 }
-ALWAYS = (400, 401, 503)
+ALWAYS = (400, 401, 500, 503)
 
 
 def _ref(model: type[BaseModel]) -> dict[str, str]:
