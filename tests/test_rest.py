@@ -68,7 +68,15 @@ def test_a_fact_is_stored_read_corrected_deprecated_and_forgotten(alice: Api) ->
     detail = alice.get(f"/facts/{fact_id}").json()
     assert detail["fact"]["fact"] == "Payments use Kafka 3"
     assert [v["fact"] for v in detail["versions"]] == ["Payments use Kafka"]
+    assert [v["version"] for v in detail["versions"]] == [1]
 
+    r = alice.patch(f"/facts/{fact_id}", {"scope": "global"})
+    assert r.json()["changed"] == ["scope"] and r.json()["fact"]["scope"] == "global"
+    r = alice.patch(f"/facts/{fact_id}", {"restore_version": 1, "importance": 9})
+    assert r.status_code == 422  # a restore is the whole earlier version: nothing else with it
+    r = alice.patch(f"/facts/{fact_id}", {"restore_version": 1})
+    assert r.json()["restored_version"] == 1 and r.json()["fact"]["fact"] == "Payments use Kafka"
+    alice.patch(f"/facts/{fact_id}", {"restore_version": 2})
     found = alice.get("/facts/search", params={"q": "kafka"}).json()["results"]
     assert [h["id"] for h in found] == [fact_id]
     listed = alice.get("/facts").json()
@@ -340,3 +348,29 @@ def test_an_extra_endpoint_is_served_and_documented_and_a_bug_in_it_is_a_500(
         assert "get" in c.get("/api/v1/openapi.json").json()["paths"]["/api/v1/crash"]
         r = c.get("/api/v1/crash")
     assert "secret detail" not in _error(r, 500, "internal_error")
+
+
+def test_with_the_model_a_paraphrase_is_known_and_recall_goes_by_meaning(
+    sem_runtime: Runtime,
+) -> None:
+    from model_fixture import ready
+
+    with api_as(sem_runtime, "alice") as api:
+        first = api.post(
+            "/facts",
+            {"category": "preference", "fact": "The user prefers pytest for all Python tests"},
+        )
+        ready(sem_runtime)
+        r = api.post(
+            "/facts",
+            {
+                "category": "preference",
+                "fact": "The user prefers pytest for all of the Python tests",
+            },
+        )
+        assert r.status_code == 200 and r.json()["created"] is False
+        assert r.json()["duplicate_of"] == first.json()["fact"]["id"]
+        ready(sem_runtime)  # whatever the check wrote, embedded
+        found = api.get("/recall", params={"q": "Which testing library?", "mode": "semantic"})
+        assert found.json()["note"] is None
+        assert "pytest" in found.json()["results"][0]["text"]
