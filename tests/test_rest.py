@@ -132,11 +132,12 @@ def test_a_session_is_started_listed_ended_and_read_with_its_summary(alice: Api)
     assert r.headers["location"] == f"{PREFIX}/sessions/{sid}"
     assert "BigMind" in r.json()["context"] or r.json()["context_tokens"] >= 0
     assert r.json()["session"]["ended_at"] is None
+    assert alice.client.post("/api/v1/sessions").status_code == 201  # no body: no fields
     resumed = alice.post("/sessions", {"session_id": sid})
     assert resumed.status_code == 200 and resumed.json()["resumed"] is True
 
     listed = alice.get("/sessions").json()["sessions"]
-    assert [s["id"] for s in listed] == [sid]
+    assert sid in [s["id"] for s in listed]
     r = alice.post(
         f"/sessions/{sid}/end",
         {"one_liner": "Chose Kafka", "topics": ["kafka", "payments"], "summary": "We chose Kafka."},

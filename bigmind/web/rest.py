@@ -40,6 +40,7 @@ from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidI
 from bigmind.memory import attempts, consolidate, correct, dedup, forget, globalkb, gotchas, rivals
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
+from bigmind.search.recall import Recalled
 from bigmind.web import data as webdata
 from bigmind.web import restschema as rs
 from bigmind.web.restschema import PREFIX, Args, Endpoint, Reply
@@ -130,7 +131,7 @@ async def body_of(request: Request, model: type[BaseModel] | None, cap: int) -> 
         if len(raw) > cap:
             raise Refused(413, "payload_too_large", too_long)
     try:
-        data = json.loads(bytes(raw))
+        data = json.loads(bytes(raw)) if raw.strip() else {}  # no body: no fields
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, deep nesting
         said = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8 JSON"
         raise Refused(400, "bad_request", f"The body is not valid JSON ({said}).") from exc
@@ -189,7 +190,7 @@ def _id(args: Args, name: str, what: str) -> int:
 def endpoints(rt: Runtime) -> list[Endpoint]:
     """Every endpoint of the API, bound to ``rt``."""
 
-    def search(q: str, limit: int, kinds: Sequence[str] | str | None, **how: Any) -> Any:
+    def search(q: str, limit: int, kinds: Sequence[str] | str | None, **how: Any) -> Recalled:
         found = rt.recall().search(q, limit, kinds, **how)
         rt.used(q, found.hits)  # counted in memory, written off the read path
         return found
@@ -270,6 +271,7 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
             merged=[o.other.id for o in r.outcomes if o.kind == "merged"],
             outcomes=[o.describe() for o in r.outcomes],
             files=r.files,
+            semantic_checked=r.semantic_checked,
             session_id=r.session.session.id if r.session else r.fact.source_session,
         )
         return Reply(stored, 201 if r.created else 200, f"/facts/{r.fact.id}")

@@ -228,6 +228,10 @@ class FactStored(Written):
     merged: list[int]
     outcomes: list[str] = Field(description="What the duplicate and conflict check did.")
     files: list[str]
+    semantic_checked: bool = Field(
+        description="False: only an exact repeat was looked for (the model was not ready); "
+        "the check by meaning runs in the background once it is."
+    )
     session_id: str | None = Field(description="The session the fact belongs to.")
 
 
