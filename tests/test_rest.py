@@ -375,3 +375,24 @@ def test_with_the_model_a_paraphrase_is_known_and_recall_goes_by_meaning(
         found = api.get("/recall", params={"q": "Which testing library?", "mode": "semantic"})
         assert found.json()["note"] is None
         assert "pytest" in found.json()["results"][0]["text"]
+
+
+def test_a_request_works_in_the_project_its_header_names(alice: Api) -> None:
+    pay = {"BigMind-Project": "git@github.com:acme/payments.git"}
+    web = {"BigMind-Project": "github.com/acme/web"}
+    r = alice.post("/facts", {"category": "decision", "fact": "Payments use Kafka"}, headers=pay)
+    fact = r.json()["fact"]
+    assert (fact["project"], fact["scope"]) == ("github.com/acme/payments", "project")
+    alice.post("/facts", {"category": "preference", "fact": "Answers stay short"}, headers=pay)
+
+    def found(headers: dict[str, str]) -> list[str]:
+        params = {"q": "kafka payments answers short", "scope": "project"}
+        hits = alice.get("/facts/search", params=params, headers=headers).json()["results"]
+        return sorted(h["text"] for h in hits)
+
+    assert found(pay) == ["Answers stay short", "Payments use Kafka"]
+    assert found(web) == ["Answers stay short"]  # a preference is global; the decision is not
+    named = alice.post(
+        "/facts", {"category": "decision", "fact": "Use Vite"}, headers={"BigMind-Project": "web"}
+    )
+    assert named.json()["fact"]["project"] == "name:web"

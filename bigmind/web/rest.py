@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from bigmind import limits, redact
+from bigmind import limits, project, redact
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
 from bigmind.memory import attempts, consolidate, correct, dedup, forget, globalkb, gotchas, rivals
 from bigmind.memory.context import build_context
@@ -144,9 +144,25 @@ async def body_of(request: Request, model: type[BaseModel] | None, cap: int) -> 
     return validated(model, data, "field")
 
 
-def _run(e: Endpoint, args: Args) -> Reply:
-    """Run one endpoint, counting what its writes redacted."""
-    with redact.collecting() as found:
+def project_named(value: str) -> project.Project | None:
+    """The project a request names (:data:`~bigmind.web.restschema.PROJECT_HEADER`): a key as
+    BigMind stores it (``github.com/acme/payments``, ``name:payments``, ``path:/srv/x``), a git
+    remote URL, or a bare name (``payments``, as ``BIGMIND_PROJECT=payments``). Never looked up
+    as a folder: a client's path means nothing on the server. None when empty."""
+    text = limits.optional_text("project", value, limits.PATH)
+    if text is None:
+        return None
+    if text.startswith(("path:", "name:")):
+        key = text
+    else:
+        key = project.normalise_remote(text) or (text if "/" in text else f"name:{text}")
+    return project.Project(key, project.name_of(key))
+
+
+def _run(e: Endpoint, args: Args, where: project.Project | None) -> Reply:
+    """Run one endpoint in the project named (None: the server's), counting what its writes
+    redacted."""
+    with project.using(where), redact.collecting() as found:
         reply = e.run(args)
     if found and isinstance(reply.model, rs.Written):
         reply = replace(reply, model=reply.model.model_copy(update={"redacted": dict(found)}))
@@ -156,6 +172,7 @@ def _run(e: Endpoint, args: Args) -> Reply:
 def handler(e: Endpoint, cap: int) -> Any:
     async def endpoint(request: Request) -> Response:
         try:
+            where = project_named(request.headers.get(rs.PROJECT_HEADER, ""))
             args = Args(
                 path=dict(request.path_params),
                 query=query_of(request, e.query),
@@ -163,7 +180,7 @@ def handler(e: Endpoint, cap: int) -> Any:
             )
             # In a worker thread, as the profile pages run: the caller (a context variable)
             # goes with it.
-            reply = await run_in_threadpool(_run, e, args)
+            reply = await run_in_threadpool(_run, e, args, where)
         except Refused as exc:
             return error(exc.status, exc.kind, exc.message)
         except BigMindError as exc:

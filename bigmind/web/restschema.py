@@ -25,6 +25,7 @@ from bigmind.models import Fact, Hit, Session, Summary
 from bigmind.storage.fact_history import Version
 
 PREFIX = "/api/v1"
+PROJECT_HEADER = "BigMind-Project"  # the project a request works in (what roots are to MCP)
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -377,6 +378,16 @@ def _parameters(e: Endpoint, schemas: dict[str, Any]) -> list[dict[str, Any]]:
         for name in PATH_PARAMS
         if "{" + name + "}" in e.path
     ]
+    out.append(
+        {
+            "name": PROJECT_HEADER,
+            "in": "header",
+            "required": False,
+            "schema": {"type": "string", "maxLength": limits.PATH},
+            "description": "The project to work in: a repository's key (github.com/acme/pay), "
+            "its git remote URL, or a name. Default: the server's own project.",
+        }
+    )
     if e.query is not None:
         schema = e.query.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas.update(schema.pop("$defs", {}))
