@@ -90,3 +90,47 @@ def api_as(rt: Runtime, user: str, **settings: Any) -> Iterator[Api]:
     with TestClient(app, base_url=BASE, raise_server_exceptions=True) as c:
         doc = c.get("/api/v1/openapi.json").json()
         yield Api(c, doc)
+
+
+class Users:
+    """Stands in for the gateway over real HTTP: the user is the one the (test) bearer token
+    names, as the gateway's authentication decides."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope.get("headers", []))
+        user = headers.get(b"authorization", b"").decode().removeprefix("Bearer ")
+        with caller.acting_as(user):
+            await self.app(scope, receive, send)
+
+
+@contextmanager
+def served(rt: Runtime) -> Iterator[str]:
+    """The API on a real HTTP server on 127.0.0.1 (uvicorn, in a thread); yields its base URL.
+    A request's bearer token is its user's name."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = Users(Starlette(routes=[rest.mount(rt)]))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30  # bounded wait for the start; nothing timed is asserted
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/api/v1"
+    finally:
+        server.should_exit = True
+        thread.join(30)

@@ -396,3 +396,34 @@ def test_a_request_works_in_the_project_its_header_names(alice: Api) -> None:
         "/facts", {"category": "decision", "fact": "Use Vite"}, headers={"BigMind-Project": "web"}
     )
     assert named.json()["fact"]["project"] == "name:web"
+
+
+def test_over_real_http_concurrent_users_each_see_only_their_own(runtime: Runtime) -> None:
+    """uvicorn on 127.0.0.1, plain HTTP, four users writing and reading at once: the user each
+    request was authenticated as follows it into the worker thread that runs it."""
+    import json
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rest_client import served
+
+    def send(base: str, user: str, method: str, path: str, body: object = None) -> object:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(base + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {user}")
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())
+
+    def work(base: str, user: str) -> list[str]:
+        for i in range(10):
+            send(base, user, "POST", "/facts", {"category": "decision", "fact": f"{user} fact {i}"})
+        page = send(base, user, "GET", "/facts?per_page=100")
+        assert isinstance(page, dict)
+        return sorted(f["fact"]["fact"] for f in page["facts"])
+
+    users = ["ann", "ben", "cat", "dan"]
+    with served(runtime) as base, ThreadPoolExecutor(len(users)) as pool:
+        seen = dict(zip(users, pool.map(lambda u: work(base, u), users), strict=True))
+    for user in users:
+        assert seen[user] == sorted(f"{user} fact {i}" for i in range(10))
