@@ -436,7 +436,7 @@ def openapi(endpoints: list[Endpoint]) -> dict[str, Any]:
                 "Location": {"description": "Where to GET it.", "schema": {"type": "string"}}
             }
             op["responses"]["200"] = {
-                "description": "Already known: nothing added",
+                "description": "Already there: nothing added (a repeat), or a session resumed",
                 "content": _json(e.response),
             }
         if e.body is not None:
