@@ -4,7 +4,7 @@ the schema the served OpenAPI document gives for its route and status (tests/res
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from openapi_spec_validator import validate
@@ -273,12 +273,12 @@ def test_a_body_over_the_servers_limit_is_a_413_and_not_json_a_415(settings: Set
     try:
         with api_as(rt, "alice") as api:
             big = {"category": "decision", "fact": "x" * (70 * 1024)}
-            _error(api.client.post("/api/v1/facts", json=big), 413, "payload_too_large")
+            _error(api.client.post("/api/v1/facts", json=big), 413, "request_too_large")
             chunked = iter([b'{"category": "decision", "fact": "', b"y" * 70_000, b'"}'])
             r = api.client.post(
                 "/api/v1/facts", content=chunked, headers={"content-type": "application/json"}
             )
-            _error(r, 413, "payload_too_large")
+            _error(r, 413, "request_too_large")
             r = api.client.post(
                 "/api/v1/facts", content=b"fact=x", headers={"content-type": "text/plain"}
             )
@@ -427,3 +427,39 @@ def test_over_real_http_concurrent_users_each_see_only_their_own(runtime: Runtim
         seen = dict(zip(users, pool.map(lambda u: work(base, u), users), strict=True))
     for user in users:
         assert seen[user] == sorted(f"{user} fact {i}" for i in range(10))
+
+
+# -- behind the real gateway ---------------------------------------------------------------------
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_through_the_gateway_the_token_decides_the_user(
+    settings_for: Callable[[str], Settings],
+) -> None:
+    """`bigmind serve --http`'s app on 127.0.0.1, plain HTTP: no token is a 401 in the API's
+    error shape; each token's user sees their own facts, and what REST stored MCP recalls."""
+    import httpx2
+    from conftest import free_port
+    from gateway_world import mcp_session, running, text
+
+    with running(settings_for("gateway"), free_port()) as gw:
+        api = f"{gw.url}/api/v1"
+        alice, bob = gw.token("alice"), gw.token("bob")
+        r = httpx2.get(f"{api}/facts")
+        assert r.status_code == 401 and r.json()["error"]["type"] == "unauthorized"
+
+        def as_(token: str) -> dict[str, str]:
+            return {"Authorization": f"Bearer {token}"}
+
+        r = httpx2.post(
+            f"{api}/facts",
+            json={"category": "decision", "fact": "Payments use RabbitMQ"},
+            headers={**as_(alice), "X-BigMind-User": "bob"},
+        )
+        assert r.status_code == 201
+        assert httpx2.get(f"{gw.url}{r.headers['location']}", headers=as_(alice)).status_code == 200
+        assert httpx2.get(f"{gw.url}{r.headers['location']}", headers=as_(bob)).status_code == 404
+        assert httpx2.get(f"{api}/facts", headers=as_(bob)).json()["total"] == 0
+        assert httpx2.get(f"{api}/openapi.json", headers=as_(bob)).json()["openapi"] == "3.1.0"
+        async with mcp_session(gw.url, alice) as session:
+            found = await session.call_tool("memory_search_facts", {"query": "payments broker"})
+            assert "RabbitMQ" in text(found)

@@ -1,7 +1,8 @@
 """The HTTP gateway: one BigMind for many users (``bigmind serve --http``).
 
 One Starlette app: MCP's streamable HTTP transport at ``/mcp`` (the same tools as stdio), the
-profile pages at ``/`` (a login cookie, or a bearer token), and the routes other modules add.
+REST API at ``/api/v1`` (:mod:`bigmind.web.rest`), the profile pages at ``/`` (a login cookie,
+or a bearer token), and the routes other modules add.
 Every request but ``/login`` and the static files passes :class:`Guard` first: its body is
 read up to ``BIGMIND_MAX_REQUEST_BYTES`` (more: 413), its credential checked (none or a bad
 one: 401, with ``WWW-Authenticate``), its rate limited (429), an MCP message screened as a
@@ -50,6 +51,7 @@ from bigmind.gateway.auth import (
 from bigmind.mcp import wire
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
+from bigmind.web import rest
 from bigmind.web.app import SECURITY_HEADERS, create_app, page_environment
 
 log = logging.getLogger(__name__)
@@ -345,6 +347,7 @@ def build_gateway(
             Route("/login", login_page, methods=["GET"]),
             Route("/login", login, methods=["POST"]),
             Route("/logout", logout, methods=["POST"]),
+            rest.mount(rt),  # the REST API at /api/v1 (docs/rest-api.md)
             *routes,
             Mount("/", pages),
         ],

@@ -118,18 +118,19 @@ async def body_of(request: Request, model: type[BaseModel] | None, cap: int) -> 
     """The JSON object the request carries, read up to ``cap`` bytes, as ``model``."""
     if model is None:
         return None
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media and media != "application/json" and not media.endswith("+json"):
-        raise Refused(415, "unsupported_media_type", "Send the body as application/json.")
     declared = request.headers.get("content-length", "")
     too_long = f"The body is longer than this server accepts ({cap:,} bytes); send less text."
     if declared.isdigit() and int(declared) > cap:
-        raise Refused(413, "payload_too_large", too_long)
+        raise Refused(413, "request_too_large", too_long)
     raw = bytearray()
     async for piece in request.stream():
         raw += piece
         if len(raw) > cap:
-            raise Refused(413, "payload_too_large", too_long)
+            raise Refused(413, "request_too_large", too_long)
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    # JSON only, declared (a browser's cross-site form can send no such request unasked).
+    if raw.strip() and media != "application/json" and not media.endswith("+json"):
+        raise Refused(415, "unsupported_media_type", "Send the body as application/json.")
     try:
         data = json.loads(bytes(raw)) if raw.strip() else {}  # no body: no fields
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, deep nesting
