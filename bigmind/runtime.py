@@ -152,6 +152,11 @@ class Runtime:
             sem.start()
         return store
 
+    def opened(self) -> tuple[Store | None, Semantic | None]:
+        """The configured user's store and the semantic index as they are now: None where not
+        open yet. Never opens them (health checks and metrics make no database)."""
+        return self._store, self._semantic
+
     @property
     def files_dir(self) -> Path:
         """Where the running call's user may have BigMind write and read files (exports):
