@@ -1,7 +1,8 @@
 """The HTTP gateway: one BigMind for many users (``bigmind serve --http``).
 
 One Starlette app: MCP's streamable HTTP transport at ``/mcp`` (the same tools as stdio), the
-profile pages at ``/`` (a login cookie, or a bearer token), and the routes other modules add.
+REST API at ``/api/v1`` (:mod:`bigmind.web.rest`), the profile pages at ``/`` (a login cookie,
+or a bearer token), and the routes other modules add.
 Every request but ``/login`` and the static files passes :class:`Guard` first: its body is
 read up to ``BIGMIND_MAX_REQUEST_BYTES`` (more: 413), its credential checked (none or a bad
 one: 401, with ``WWW-Authenticate``), its rate limited (429), an MCP message screened as a
@@ -51,7 +52,7 @@ from bigmind.mcp import wire
 from bigmind.mcp.metrics import ToolMetrics
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
-from bigmind.web import ops
+from bigmind.web import ops, rest
 from bigmind.web.app import SECURITY_HEADERS, create_app, page_environment
 from bigmind.web.ops import Metrics, MetricsMiddleware
 
@@ -355,6 +356,7 @@ def build_gateway(
             Route("/login", login, methods=["POST"]),
             Route("/logout", logout, methods=["POST"]),
             *ops.routes(rt, metrics),
+            rest.mount(rt),  # the REST API at /api/v1 (docs/rest-api.md)
             *routes,
             Mount("/", pages),
         ],
