@@ -179,6 +179,9 @@ def test_pages_need_a_login_and_forms_its_csrf(gateway: Running) -> None:
         assert home.status_code == 200 and "alice" in home.text
         forged = web.post("/facts/1/deprecate", data={"csrf": "guess", "reason": "x"})
         assert forged.status_code == 403
+        # The login cookie opens the pages only: MCP and the REST API want the bearer token.
+        assert web.get("/api/v1/facts").status_code == 401
+        assert web.post("/mcp", json=INIT, headers=MCP_HEADERS).status_code == 401
         token = home.text.split('name="csrf" value="')[1].split('"')[0]
         out = web.post("/logout", data={"csrf": token})
         assert out.status_code == 303

@@ -155,12 +155,13 @@ class Guard:
                 log.info("gateway: refused %s from %s: %s", scope["path"], client[0], refused)
                 await self._refuse(scope, send, refused, str(client[0]))
                 return None
-        cookie = _cookie(headers, COOKIE)
+        api = scope["path"].startswith(API_PREFIXES)
+        cookie = None if api else _cookie(headers, COOKIE)  # /mcp and /api: bearer only
         login = self.logins.get(cookie) if cookie else None
         if login is not None:
             scope[LOGIN] = login
             return login.identity
-        if not scope["path"].startswith(API_PREFIXES) and scope["method"] == "GET":
+        if not api and scope["method"] == "GET":
             target = quote(scope["path"] + ("?" + scope["query_string"].decode("latin-1")))
             await RedirectResponse(f"/login?next={target}", status_code=303)(scope, _no, send)
             return None
