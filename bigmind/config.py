@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     oidc_algorithm: str = Field(default="RS256", description="The JWTs' signing algorithm.")
     autoopen: bool = Field(default=False, description="Open the profile page in a browser.")
     log_level: str = "WARNING"
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="Log lines on stderr: 'text', or 'json' (one object per line, for a log "
+        "pipeline).",
+    )
     busy_timeout_ms: int = Field(default=10_000, ge=0)
     max_request_bytes: int = Field(
         default=4 * 1024 * 1024,

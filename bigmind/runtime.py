@@ -62,7 +62,7 @@ class Runtime:
         self.background = background
         self.create = create  # False: a missing SQLite file raises NoMemoryYet, none is made
         self._loader = loader  # the embedding model's loader (default: the configured model)
-        self._notices: deque[str] = deque(maxlen=NOTICES)
+        self._notices: dict[str, deque[str]] = {}  # per user id: told only to that user
         self._store: Store | None = None
         self._stores: dict[str, Store] = {}  # other users' (the HTTP gateway's callers)
         self._semantic: Semantic | None = None
@@ -142,15 +142,24 @@ class Runtime:
             sem = Semantic(backend, s, loader=self._loader or load_embedder)
 
             def check() -> bool:
-                """Facts stored before the model was ready: checked now, outcomes reported."""
-                done = dedup.check_pending(store, sem)
-                self.notice(*(o.describe() for o in done.outcomes))
-                return done.more
+                """Facts stored before the model was ready: checked now, outcomes reported to
+                their user (every user this process serves: the gateway's callers too)."""
+                more = False
+                for each in [store, *list(self._stores.values())]:
+                    done = dedup.check_pending(each, sem)
+                    self.notice(*(o.describe() for o in done.outcomes), uid=each.uid)
+                    more = more or done.more
+                return more
 
             sem.after_embedding(check)
             self._semantic = sem
             sem.start()
         return store
+
+    def opened(self) -> tuple[Store | None, Semantic | None]:
+        """The configured user's store and the semantic index as they are now: None where not
+        open yet. Never opens them (health checks and metrics make no database)."""
+        return self._store, self._semantic
 
     @property
     def files_dir(self) -> Path:
@@ -214,17 +223,19 @@ class Runtime:
             log.warning("usage counts not written yet: %s", exc)
             return 0
 
-    def notice(self, *lines: str) -> None:
-        """Something happened in the background that the agent should hear of (a merge, a
-        conflict found): told in the next reply that shows notices."""
-        self._notices.extend(lines)
+    def notice(self, *lines: str, uid: str) -> None:
+        """Something happened in the background that user ``uid``'s agent should hear of (a
+        merge, a conflict found): told in that user's next reply that shows notices."""
+        if lines:
+            with self._lock:
+                self._notices.setdefault(uid, deque(maxlen=NOTICES)).extend(lines)
 
     def notices(self) -> list[str]:
-        """The notices not told yet (each is told once)."""
-        out = []
-        while self._notices:
-            out.append(self._notices.popleft())
-        return out
+        """The running call's user's notices not told yet (each is told once, to them only)."""
+        uid = self.store.uid
+        with self._lock:
+            waiting = self._notices.pop(uid, None)
+        return list(waiting or ())
 
     def wrote(self) -> None:
         """A tool stored something: let the background embedder pick it up."""

@@ -179,6 +179,9 @@ def test_pages_need_a_login_and_forms_its_csrf(gateway: Running) -> None:
         assert home.status_code == 200 and "alice" in home.text
         forged = web.post("/facts/1/deprecate", data={"csrf": "guess", "reason": "x"})
         assert forged.status_code == 403
+        # The login cookie opens the pages only: MCP and the REST API want the bearer token.
+        assert web.get("/api/v1/facts").status_code == 401
+        assert web.post("/mcp", json=INIT, headers=MCP_HEADERS).status_code == 401
         token = home.text.split('name="csrf" value="')[1].split('"')[0]
         out = web.post("/logout", data={"csrf": token})
         assert out.status_code == 303
@@ -321,3 +324,24 @@ def test_what_the_sdk_would_choke_on_is_answered_as_on_stdio(
     )
     assert reply.status_code == 400
     assert reply.json()["error"]["code"] == code
+
+
+async def test_health_and_metrics_need_no_token_and_count_calls_and_refusals(
+    gateway: Running,
+) -> None:
+    health = httpx2.get(f"{gateway.url}/healthz")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert post(gateway, "bm_" + "y" * 43).status_code == 401
+    async with mcp_session(gateway.url, gateway.token("alice")) as a:
+        await a.call_tool("memory_get_stats", {})
+    scrape = httpx2.get(f"{gateway.url}/metrics")
+    assert scrape.status_code == 200
+    lines = scrape.text.splitlines()
+    assert any(
+        ln.startswith("bigmind_tool_calls_total{") and 'tool="memory_get_stats"' in ln
+        for ln in lines
+    )
+    assert any(
+        ln.startswith("bigmind_http_refused_total{") and "invalid_token" in ln for ln in lines
+    )
+    assert "alice" not in scrape.text  # nothing per user

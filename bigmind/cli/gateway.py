@@ -27,7 +27,7 @@ def serve_http(args: argparse.Namespace) -> int:
     port = settings.http_port if args.port is None else args.port
     if not 1 <= port <= 65535:
         raise InvalidInput(f"--port must be 1 to 65535; got {port}.")
-    setup_logging(settings.log_level)
+    setup_logging(settings.log_level, settings.log_format)
     rt = Runtime(settings, background=True, serves_many=True)
     _ = rt.store  # the database opens (and migrates) now: a bad URL fails before listening
     shown = f"[{host}]" if ":" in host else host
@@ -40,7 +40,8 @@ def serve_http(args: argparse.Namespace) -> int:
             host=host,
             port=port,
             log_level=settings.log_level.lower(),
-            access_log=False,
+            access_log=False,  # the gateway's own access lines carry the user (web/ops.py)
+            log_config=None,  # uvicorn's lines in BigMind's format (BIGMIND_LOG_FORMAT)
             timeout_graceful_shutdown=10,
         )
     finally:

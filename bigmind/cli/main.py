@@ -37,13 +37,15 @@ def load_settings() -> Settings:
         raise BigMindError(f"Invalid setting {name}: {first['msg']}") from exc
 
 
-def setup_logging(level: str) -> None:
-    # stdout is the JSON-RPC channel in stdio mode: every log line goes to stderr.
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, level.upper(), logging.WARNING),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+def setup_logging(level: str, fmt: str = "text") -> None:
+    """Log lines at ``level`` and above on stderr (stdout is the JSON-RPC channel in stdio
+    mode), as text or, with ``fmt="json"`` (BIGMIND_LOG_FORMAT), one JSON object per line;
+    redacted either way (:mod:`bigmind.cli.logs`)."""
+    from bigmind.cli.logs import formatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter(fmt))
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.WARNING), handlers=[handler])
 
 
 def runtime(settings: Settings | None = None, *, create: bool = False) -> Runtime:
@@ -53,7 +55,7 @@ def runtime(settings: Settings | None = None, *, create: bool = False) -> Runtim
     from bigmind.runtime import Runtime
 
     settings = settings or load_settings()
-    setup_logging(settings.log_level)
+    setup_logging(settings.log_level, settings.log_format)
     return Runtime(settings, create=create)
 
 

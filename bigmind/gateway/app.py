@@ -1,7 +1,8 @@
 """The HTTP gateway: one BigMind for many users (``bigmind serve --http``).
 
 One Starlette app: MCP's streamable HTTP transport at ``/mcp`` (the same tools as stdio), the
-profile pages at ``/`` (a login cookie, or a bearer token), and the routes other modules add.
+REST API at ``/api/v1`` (:mod:`bigmind.web.rest`), the profile pages at ``/`` (a login cookie,
+or a bearer token), and the routes other modules add.
 Every request but ``/login`` and the static files passes :class:`Guard` first: its body is
 read up to ``BIGMIND_MAX_REQUEST_BYTES`` (more: 413), its credential checked (none or a bad
 one: 401, with ``WWW-Authenticate``), its rate limited (429), an MCP message screened as a
@@ -48,15 +49,18 @@ from bigmind.gateway.auth import (
     Verifier,
 )
 from bigmind.mcp import wire
+from bigmind.mcp.metrics import ToolMetrics
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
+from bigmind.web import ops, rest
 from bigmind.web.app import SECURITY_HEADERS, create_app, page_environment
+from bigmind.web.ops import Metrics, MetricsMiddleware
 
 log = logging.getLogger(__name__)
 USER = "bigmind.user"  # scope key: the authenticated username
 LOGIN = "bigmind.login"  # scope key: the page login (cookie) in use, if any
 COOKIE = "bigmind_login"
-OPEN_PATHS = ("/login", "/static/")  # served without a credential
+OPEN_PATHS = ("/login", "/static/", "/healthz", "/metrics")  # served without a credential
 API_PREFIXES = ("/mcp", "/api/")  # answered with 401, never redirected to the login page
 SESSIONS_MAX = 100_000  # MCP session ids remembered with their owner
 FORM_BYTES = 8 * 1024
@@ -90,8 +94,10 @@ class Guard:
         logins: Logins,
         limiter: RateLimiter,
         max_bytes: int,
+        metrics: Metrics,
     ) -> None:
         self.app = app
+        self.metrics = metrics
         self.verifier = verifier
         self.logins = logins
         self.limiter = limiter
@@ -117,6 +123,7 @@ class Guard:
             return
         wait = self.limiter.take(who.principal)
         if wait > 0:
+            self.metrics.refused(429, "rate_limit")
             retry = {"retry-after": str(math.ceil(wait))}
             await _json(send, 429, "rate_limited", "Too many requests; retry later.", retry)
             return
@@ -148,12 +155,13 @@ class Guard:
                 log.info("gateway: refused %s from %s: %s", scope["path"], client[0], refused)
                 await self._refuse(scope, send, refused, str(client[0]))
                 return None
-        cookie = _cookie(headers, COOKIE)
+        api = scope["path"].startswith(API_PREFIXES)
+        cookie = None if api else _cookie(headers, COOKIE)  # /mcp and /api: bearer only
         login = self.logins.get(cookie) if cookie else None
         if login is not None:
             scope[LOGIN] = login
             return login.identity
-        if not scope["path"].startswith(API_PREFIXES) and scope["method"] == "GET":
+        if not api and scope["method"] == "GET":
             target = quote(scope["path"] + ("?" + scope["query_string"].decode("latin-1")))
             await RedirectResponse(f"/login?next={target}", status_code=303)(scope, _no, send)
             return None
@@ -162,8 +170,10 @@ class Guard:
 
     async def _refuse(self, scope: Scope, send: Send, why: Refused, address: str) -> None:
         if why.invalid and self.failures.take(f"fail:{address}") > 0:
+            self.metrics.refused(429, "failed_logins")
             await _json(send, 429, "rate_limited", "Too many failed logins; retry later.")
             return
+        self.metrics.refused(401, "invalid_token" if why.invalid else "no_credential")
         challenge = 'Bearer realm="BigMind"'
         if why.invalid:
             challenge += f', error="invalid_token", error_description="{why.reason}"'
@@ -279,7 +289,8 @@ def build_gateway(
 ) -> Starlette:
     """The gateway app over ``rt`` (made with ``serves_many=True``); ``routes`` go before the
     pages (the REST API, health and metrics)."""
-    server = build_server(settings, rt, threads=True)
+    metrics = Metrics(rt)
+    server = build_server(settings, rt, threads=True, middleware=[ToolMetrics(metrics)])
     server.add_middleware(CallerFromRequest())
     verifier = Verifier(settings, rt)
     logins = Logins()
@@ -345,17 +356,21 @@ def build_gateway(
             Route("/login", login_page, methods=["GET"]),
             Route("/login", login, methods=["POST"]),
             Route("/logout", logout, methods=["POST"]),
+            *ops.routes(rt, metrics),
+            rest.mount(rt),  # the REST API at /api/v1 (docs/rest-api.md)
             *routes,
             Mount("/", pages),
         ],
         middleware=[
+            AsgiMiddleware(MetricsMiddleware, metrics=metrics, user_key=USER),
             AsgiMiddleware(
                 Guard,
                 verifier=verifier,
                 logins=logins,
                 limiter=RateLimiter(settings.rate_limit),
                 max_bytes=settings.max_request_bytes,
-            )
+                metrics=metrics,
+            ),
         ],
     )
     return app
