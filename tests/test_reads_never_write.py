@@ -195,6 +195,7 @@ async def test_the_rest_apis_get_endpoints_commit_nothing(
         "/global": "/global",
         "/global/search": "/global/search?q=event%20bus",
         "/global/{entry_id}": f"/global/{entry}",
+        "/directory": "/directory?topic=kafka",
         "/openapi.json": "/openapi.json",
     }
     gets = {e.path for e in rest.endpoints(runtime) if e.method == "GET"} | {"/openapi.json"}
@@ -202,7 +203,7 @@ async def test_the_rest_apis_get_endpoints_commit_nothing(
     version = _witness(settings)
     db = runtime.store.db
     with api_as(runtime, "alice") as api:
-        for path in paths.values():
+        for path in [*paths.values(), "/directory"]:
             for _ in range(2):
                 with _commits_nothing(version, db, f"GET {path}"):
                     assert api.get(path).status_code == 200, path
