@@ -345,3 +345,28 @@ async def test_health_and_metrics_need_no_token_and_count_calls_and_refusals(
         ln.startswith("bigmind_http_refused_total{") and "invalid_token" in ln for ln in lines
     )
     assert "alice" not in scrape.text  # nothing per user
+
+
+async def test_each_call_works_in_the_project_of_its_clients_roots(
+    gateway: Running, tmp_path: Any
+) -> None:
+    import httpx2 as http_client
+    from mcp import ClientSession, types
+    from mcp.client.streamable_http import streamable_http_client
+
+    (tmp_path / "shop" / ".git").mkdir(parents=True)
+
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=f"file://{tmp_path}/shop")])
+
+    headers = {"Authorization": f"Bearer {gateway.token('alice')}"}
+    async with (
+        http_client.AsyncClient(headers=headers, timeout=30) as http,
+        streamable_http_client(f"{gateway.url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write, list_roots_callback=roots) as session,
+    ):
+        await session.initialize()
+        stored = await session.call_tool(
+            "memory_store_fact", {"category": "codebase", "fact": "The shop is written in Go"}
+        )
+    assert "(project shop)" in text(stored)

@@ -352,6 +352,9 @@ def build_gateway(
     app = create_streamable_http_app(
         server,
         "/mcp",
+        # Answers as SSE streams, not plain JSON: ~20 % fewer calls a second under load, but a
+        # call can then ask its client for its roots (the project) in the same exchange.
+        json_response=False,
         routes=[
             Route("/login", login_page, methods=["GET"]),
             Route("/login", login, methods=["POST"]),
