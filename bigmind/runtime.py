@@ -129,7 +129,8 @@ class Runtime:
             from bigmind.search.embedder import load_embedder
             from bigmind.search.semantic import Semantic
 
-            sem = Semantic(backend, s, loader=self._loader or load_embedder)
+            # The embedder writes every user's vectors: the maintenance scope (pgpolicies).
+            sem = Semantic(backend.maintenance(), s, loader=self._loader or load_embedder)
 
             def check() -> bool:
                 """Facts stored before the model was ready: checked now, outcomes reported."""
@@ -191,7 +192,7 @@ class Runtime:
         if store is None or not len(self.usage):
             return 0
         try:
-            return self.usage.flush(store.db)
+            return self.usage.flush(store.db.maintenance())  # every caller's uses
         except (BigMindError, store.db.Error) as exc:
             log.warning("usage counts not written yet: %s", exc)
             return 0
