@@ -20,6 +20,7 @@ from bigmind.config import Settings
 from bigmind.errors import BackendUnavailable, BigMindError
 from bigmind.memory.usage import FLUSH_AFTER_S, USE_TOP, UsageTally
 from bigmind.storage.connect import open_database
+from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ class Runtime:
         self._loader = loader  # the embedding model's loader (default: the configured model)
         self._notices: deque[str] = deque(maxlen=NOTICES)
         self._store: Store | None = None
+        self._backend: Backend | None = None
         self._stores: dict[str, Store] = {}  # other users' (the HTTP gateway's callers)
         self._semantic: Semantic | None = None
         self._parts: dict[str, Any] = {}  # attached by the layers above (the profile page)
@@ -117,6 +119,7 @@ class Runtime:
             raise BackendUnavailable("BigMind is shutting down; start it again to continue.")
         s = self.settings
         backend = open_database(s, create=self.create)
+        self._backend = backend  # what close() closes (stores hold views of it)
         store = Store(
             backend,
             s.user,
@@ -255,8 +258,8 @@ class Runtime:
                 else:
                     stopped = False
             # Never closed under a thread that may still use it (a later close() finishes).
-            if self._store is not None and stopped:
-                self._store.db.close()
+            if self._store is not None and self._backend is not None and stopped:
+                self._backend.close()
                 self._store = None
                 self._stores.clear()
         return stopped
