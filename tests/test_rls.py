@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 from mcp_calls import BIGMIND
-from privacy_world import MARKER, PENDING, Settings_for, World, open_world
+from privacy_world import MARKER, PENDING, Settings_for, World, embedded, open_world
 
 from bigmind.errors import Forbidden
 from bigmind.memory.users import add_user
@@ -52,11 +52,7 @@ async def world(
 ) -> AsyncIterator[World]:
     """Alice's memory in every private table (vectors too), bob's beside it."""
     async with open_world(settings_for, tmp_path, model_dir) as w:
-        for rt in (w.alice_rt, w.bob_rt):
-            sem = rt.semantic
-            assert sem is not None
-            rt.wrote()
-            assert sem.wait_idle(60) and sem.ready, sem.status()
+        embedded(w)
         w.alice_rt.flush_usage()
         w.bob_rt.flush_usage()
         store = w.alice_rt.store  # two of her facts linked, one used

@@ -47,6 +47,9 @@ OWNED = (
 BELONGING = {"session_summaries": "(EXISTS (SELECT 1 FROM sessions s WHERE s.id = {t}.id))"}
 # Owner '' is shared (people, company knowledge), any other owner private.
 VECTOR_LIKE = ("embeddings",)  # plus every vec_<kind> table (vector_policy_ddl)
+# Read by everyone, each row written by its owner (``user_id``): the MegaMind directory's cards
+# and topics (migration 0023; topics and counts only — hiding a card is the application's).
+DIRECTORY = ("directory_cards", "directory_topics")
 # Read by everyone; written by any session acting for a user. The users table, company
 # knowledge and the directory have rules of their own (below).
 SHARED = ("people", "embedding_state")
@@ -145,6 +148,14 @@ def vector_policy_ddl(table: str) -> str:
     )
 
 
+def directory_ddl(table: str) -> str:
+    return _guard(
+        table,
+        ("bigmind_read", "FOR SELECT USING (true)"),
+        ("bigmind_write", f"USING {_MINE} WITH CHECK {_MINE}"),
+    )
+
+
 def shared_ddl(table: str) -> str:
     return _guard(
         table,
@@ -200,6 +211,7 @@ def guard_all(tx: Tx) -> list[str]:
         for t, c in BELONGING.items()
     ]
     wanted += [(t, shared_ddl(t)) for t in SHARED]
+    wanted += [(t, directory_ddl(t)) for t in DIRECTORY]
     wanted += [("users", _users_ddl()), ("global_knowledge", _knowledge_ddl())]
     vectors = tx.execute(
         "SELECT tablename AS t FROM pg_tables WHERE schemaname = current_schema()"
