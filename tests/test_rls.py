@@ -296,3 +296,16 @@ def test_two_users_write_at_once_and_one_users_writers_queue(
     first.join(30)
     second.join(30)
     assert second_done.is_set()
+
+
+def test_stores_sharing_one_pool_each_see_their_own_rows(alice: Store, pg: PostgresBackend) -> None:
+    """Connections change hands between users: each carries the setting of its latest user."""
+    bob, carol = Store(pg, "bob"), Store(pg, "carol")
+    for n, s in enumerate((alice, bob, carol), start=1):
+        for i in range(n):
+            s.store_fact("decision", f"{s.user.username} decided {i}")
+    for _ in range(10):
+        for n, s in enumerate((alice, bob, carol), start=1):
+            assert s.facts.count("active") == n
+            assert len(s.db.query("SELECT id FROM facts")) == n  # no WHERE: the policy's
+    assert pg.query("SELECT count(*) AS n FROM facts")[0]["n"] == 0  # the pool's own scope
