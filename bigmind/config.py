@@ -45,8 +45,34 @@ class Settings(BaseSettings):
     web_host: str = Field(
         default="127.0.0.1", description="Profile page address; other hosts reach it if changed."
     )
+    http_host: str = Field(
+        default="127.0.0.1",
+        description="`bigmind serve --http`: the gateway's address (0.0.0.0: every interface).",
+    )
+    http_port: int = Field(default=8700, ge=1, le=65535, description="The gateway's port.")
+    rate_limit: int = Field(
+        default=600,
+        ge=0,
+        le=1_000_000,
+        description="Gateway requests per minute per token, in bursts of up to a tenth (0: off).",
+    )
+    oidc_jwks_url: str | None = Field(
+        default=None,
+        description="The gateway also accepts OIDC/JWT bearer tokens signed by this JWKS' keys.",
+    )
+    oidc_issuer: str | None = Field(default=None, description="The JWTs' required `iss`.")
+    oidc_audience: str | None = Field(default=None, description="The JWTs' required `aud`.")
+    oidc_user_claim: str = Field(
+        default="preferred_username", description="The JWT claim naming the BigMind user."
+    )
+    oidc_algorithm: str = Field(default="RS256", description="The JWTs' signing algorithm.")
     autoopen: bool = Field(default=False, description="Open the profile page in a browser.")
     log_level: str = "WARNING"
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="Log lines on stderr: 'text', or 'json' (one object per line, for a log "
+        "pipeline).",
+    )
     busy_timeout_ms: int = Field(default=10_000, ge=0)
     max_request_bytes: int = Field(
         default=4 * 1024 * 1024,
@@ -127,6 +153,11 @@ class Settings(BaseSettings):
         if v is not None and not v.startswith(("postgresql://", "postgres://")):
             raise ValueError("must be a PostgreSQL URL: postgresql://user:password@host:5432/db")
         return v
+
+    @field_validator("oidc_jwks_url", "oidc_issuer", "oidc_audience", mode="before")
+    @classmethod
+    def _blank_is_none(cls, v: object) -> object:
+        return None if isinstance(v, str) and not v.strip() else v
 
     @model_validator(mode="after")
     def _enterprise_has_database(self) -> Settings:

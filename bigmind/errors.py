@@ -3,14 +3,14 @@ the profile page into an error page.
 
 A message says what is wrong, in words every surface can show. Where the fix is spelled
 differently on each surface (an argument for the agent, an option on the command line, a page
-on the web), it goes in a hint for that surface: ``NotFound("No fact #4 in your memory.",
+on the web, an endpoint of the REST API), it goes in a hint for that surface: ``NotFound("No fact #4 in your memory.",
 tool="Use memory_search_facts to find fact ids.", web="The Facts page lists yours.")``. Each
 surface shows :meth:`BigMindError.message_for` itself; ``str(exc)`` is the neutral message.
 """
 
 from typing import Literal
 
-Surface = Literal["tool", "cli", "web"]
+Surface = Literal["tool", "cli", "web", "api"]
 
 
 class BigMindError(Exception):
@@ -26,9 +26,10 @@ class BigMindError(Exception):
         tool: str | None = None,
         cli: str | None = None,
         web: str | None = None,
+        api: str | None = None,
     ) -> None:
         super().__init__(message)
-        said: dict[Surface, str | None] = {"tool": tool, "cli": cli, "web": web}
+        said: dict[Surface, str | None] = {"tool": tool, "cli": cli, "web": web, "api": api}
         self.hints: dict[Surface, str] = {k: v for k, v in said.items() if v}
 
     def message_for(self, surface: Surface) -> str:

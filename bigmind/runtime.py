@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bigmind import caller, project
@@ -52,12 +53,17 @@ class Runtime:
         background: bool = False,
         loader: Callable[[Settings], Embedder | None] | None = None,
         create: bool = True,
+        serves_many: bool = False,
     ) -> None:
         self.settings = settings
+        # The HTTP gateway: many users, none of them the process's; no working-directory
+        # project, per-user file folders, no restart by a tool.
+        self.serves_many = serves_many
+        self.public_url: str | None = None  # the gateway's address, for the profile tools
         self.background = background
         self.create = create  # False: a missing SQLite file raises NoMemoryYet, none is made
         self._loader = loader  # the embedding model's loader (default: the configured model)
-        self._notices: deque[str] = deque(maxlen=NOTICES)
+        self._notices: dict[str, deque[str]] = {}  # per user id: told only to that user
         self._store: Store | None = None
         self._backend: Backend | None = None
         self._stores: dict[str, Store] = {}  # other users' (the HTTP gateway's callers)
@@ -124,7 +130,11 @@ class Runtime:
             backend,
             s.user,
             mode=s.mode,
-            project=project.detect(os.getcwd(), s.project),
+            project=(
+                project.from_setting(s.project)
+                if self.serves_many
+                else project.detect(os.getcwd(), s.project)
+            ),
             session_gap_minutes=s.session_gap_minutes,
         )
         if self.background:
@@ -136,15 +146,32 @@ class Runtime:
             sem = Semantic(backend.maintenance(), s, loader=self._loader or load_embedder)
 
             def check() -> bool:
-                """Facts stored before the model was ready: checked now, outcomes reported."""
-                done = dedup.check_pending(store, sem)
-                self.notice(*(o.describe() for o in done.outcomes))
-                return done.more
+                """Facts stored before the model was ready: checked now, outcomes reported to
+                their user (every user this process serves: the gateway's callers too)."""
+                more = False
+                for each in [store, *list(self._stores.values())]:
+                    done = dedup.check_pending(each, sem)
+                    self.notice(*(o.describe() for o in done.outcomes), uid=each.uid)
+                    more = more or done.more
+                return more
 
             sem.after_embedding(check)
             self._semantic = sem
             sem.start()
         return store
+
+    def opened(self) -> tuple[Store | None, Semantic | None]:
+        """The configured user's store and the semantic index as they are now: None where not
+        open yet. Never opens them (health checks and metrics make no database)."""
+        return self._store, self._semantic
+
+    @property
+    def files_dir(self) -> Path:
+        """Where the running call's user may have BigMind write and read files (exports):
+        the data folder, or behind the gateway a folder of that user's own in it."""
+        if not self.serves_many:
+            return self.settings.data_dir
+        return self.settings.data_dir / "users" / self.store.uid
 
     @property
     def semantic(self) -> Semantic | None:
@@ -200,17 +227,19 @@ class Runtime:
             log.warning("usage counts not written yet: %s", exc)
             return 0
 
-    def notice(self, *lines: str) -> None:
-        """Something happened in the background that the agent should hear of (a merge, a
-        conflict found): told in the next reply that shows notices."""
-        self._notices.extend(lines)
+    def notice(self, *lines: str, uid: str) -> None:
+        """Something happened in the background that user ``uid``'s agent should hear of (a
+        merge, a conflict found): told in that user's next reply that shows notices."""
+        if lines:
+            with self._lock:
+                self._notices.setdefault(uid, deque(maxlen=NOTICES)).extend(lines)
 
     def notices(self) -> list[str]:
-        """The notices not told yet (each is told once)."""
-        out = []
-        while self._notices:
-            out.append(self._notices.popleft())
-        return out
+        """The running call's user's notices not told yet (each is told once, to them only)."""
+        uid = self.store.uid
+        with self._lock:
+            waiting = self._notices.pop(uid, None)
+        return list(waiting or ())
 
     def wrote(self) -> None:
         """A tool stored something: let the background embedder pick it up."""

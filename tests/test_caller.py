@@ -19,3 +19,17 @@ def test_each_caller_gets_their_own_store_over_one_database(runtime: Runtime) ->
         assert runtime.store is home
     with caller.acting_as(None):
         assert runtime.store is home
+
+
+def test_a_background_notice_is_told_to_its_user_only(runtime: Runtime) -> None:
+    home = runtime.store
+    with caller.acting_as("bob"):
+        bob = runtime.store
+    runtime.notice("Merged fact #7 into #3 (bob's)", uid=bob.uid)
+    runtime.notice("Linked #9 and #4 (alice's)", uid=home.uid)
+    assert runtime.notices() == ["Linked #9 and #4 (alice's)"]
+    assert runtime.notices() == []  # told once
+    with caller.acting_as("carol"):
+        assert runtime.notices() == []
+    with caller.acting_as("bob"):
+        assert runtime.notices() == ["Merged fact #7 into #3 (bob's)"]

@@ -1,4 +1,4 @@
-"""A tool marked read-only commits nothing, on either backend; usage is counted off the read path.
+"""A tool marked read-only (and a GET of the REST API) commits nothing, on either backend; usage is counted off the read path.
 
 The database itself is the witness: SQLite's ``PRAGMA data_version`` seen from a second
 connection changes whenever another connection commits; on PostgreSQL every inserted or
@@ -9,7 +9,8 @@ write transactions must not move either (an empty write transaction still takes 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,15 @@ import apsw
 import pytest
 from fastmcp import Client
 from mcp_calls import Cli, call, end
+from rest_client import api_as
 
 from bigmind import runtime as runtime_module
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
+from bigmind.memory import globalkb
 from bigmind.runtime import Runtime
+from bigmind.storage.db import Backend
+from bigmind.web import rest
 
 pytestmark = pytest.mark.anyio
 
@@ -50,6 +55,15 @@ def _witness(settings: Settings) -> Callable[[], object]:
             }
 
     return fingerprint
+
+
+@contextmanager
+def _commits_nothing(version: Callable[[], object], db: Backend, what: str) -> Iterator[None]:
+    """The block changes no row and begins no write transaction."""
+    before, tx_before = version(), db.transactions
+    yield
+    assert version() == before, f"{what} changed the database"
+    assert db.transactions == tx_before, f"{what} began a write transaction"
 
 
 async def _seed(client: Cli) -> dict[str, Any]:
@@ -138,10 +152,8 @@ async def test_read_only_tools_commit_nothing(
     db = runtime.store.db
     for name in read_only:
         for _ in range(2):  # the second call also meets whatever the first one cached
-            before, tx_before = version(), db.transactions
-            await client.call_tool(name, args[name])
-            assert version() == before, f"{name} changed the database"
-            assert db.transactions == tx_before, f"{name} began a write transaction"
+            with _commits_nothing(version, db, name):
+                await client.call_tool(name, args[name])
 
 
 async def test_reading_a_resource_commits_nothing(
@@ -162,11 +174,39 @@ async def test_reading_a_resource_commits_nothing(
     db = runtime.store.db
     for uri in uris.values():
         for _ in range(2):
-            before, tx_before = version(), db.transactions
-            await client.read_resource(uri)
-            assert version() == before, f"reading {uri} changed the database"
-            assert db.transactions == tx_before, f"reading {uri} began a write transaction"
+            with _commits_nothing(version, db, f"reading {uri}"):
+                await client.read_resource(uri)
     assert runtime.flush_usage() == 0  # no use was counted either
+
+
+async def test_the_rest_apis_get_endpoints_commit_nothing(
+    client: Client,  # type: ignore[type-arg]
+    runtime: Runtime,
+    settings: Settings,
+) -> None:
+    seeded = await _seed(client)
+    entry = globalkb.list_entries(runtime.store)[0][0].id
+    paths = {
+        "/recall": "/recall?q=kafka%20payments%20pay.py",
+        "/facts/search": "/facts/search?q=kafka&include_deprecated=true",
+        "/facts": "/facts?status=all",
+        "/facts/{fact_id}": f"/facts/{seeded['fact']}",
+        "/sessions": "/sessions",
+        "/sessions/{session_id}": f"/sessions/{seeded['session']}",
+        "/global": "/global",
+        "/global/search": "/global/search?q=event%20bus",
+        "/global/{entry_id}": f"/global/{entry}",
+        "/openapi.json": "/openapi.json",
+    }
+    gets = {e.path for e in rest.endpoints(runtime) if e.method == "GET"} | {"/openapi.json"}
+    assert gets == set(paths), "give every GET endpoint a path here"
+    version = _witness(settings)
+    db = runtime.store.db
+    with api_as(runtime, "alice") as api:
+        for path in paths.values():
+            for _ in range(2):
+                with _commits_nothing(version, db, f"GET {path}"):
+                    assert api.get(path).status_code == 200, path
 
 
 async def test_a_use_is_the_top_of_an_agents_search_counted_once_per_question(

@@ -1,5 +1,5 @@
-"""No write path stores a secret: every MCP write tool and every CLI write command, on both
-backends, then the raw rows of every table, what search, the packet, session detail and an
+"""No write path stores a secret: every MCP write tool, every CLI write command and every
+write endpoint of the REST API, on both backends, then the raw rows of every table, what search, the packet, session detail and an
 export show, and the replies, which name what was redacted.
 
 The lists below must name every write tool and every command that stores text: a new one
@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from mcp_calls import BIGMIND, Cli, call
+from rest_client import api_as
 from secret_corpus import Fakes, database_text, seed_raw
 
 from bigmind.cli.main import COMMANDS, main
@@ -26,6 +27,7 @@ from bigmind.memory import transfer
 from bigmind.runtime import Runtime
 from bigmind.storage.connect import open_database
 from bigmind.storage.store import Store
+from bigmind.web import rest
 
 pytestmark = pytest.mark.anyio
 PACKAGE = Path(__file__).resolve().parent.parent / "bigmind"
@@ -297,6 +299,87 @@ async def test_a_paraphrase_check_never_embeds_the_secret(client: Cli) -> None:
         client, "memory_store_fact", category="codebase", fact=f"Deploy key {key}"
     )
     assert data["created"] is False and key not in text + json.dumps(data)
+
+
+# -- the REST API -------------------------------------------------------------------------------
+# Its write endpoints that store no free text (ids, names), or write no memory.
+REST_NO_TEXT = {
+    ("POST", "/sessions"): "opens a session; stores an IDE hint (the focus is not kept)",
+    ("DELETE", "/facts/{fact_id}"): "forgets a fact",
+}
+
+
+def test_no_rest_write_stores_a_secret(runtime: Runtime) -> None:
+    """Every write endpoint of /api/v1 redacts, and its answer counts what it redacted."""
+    fakes, secrets = Fakes(26), []
+
+    def secret(kind: str) -> str:
+        value, must_go = fakes.make(kind)
+        secrets.extend(must_go)
+        return value
+
+    with api_as(runtime, "alice") as api:
+
+        def stores(method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+            r = api.call(method, path, json=body)
+            assert r.status_code in (200, 201) and r.json()["redacted"], (path, r.text)
+            assert [s for s in secrets if s in r.text] == [], path
+            data: dict[str, Any] = r.json()
+            return data
+
+        sid = api.post("/sessions", {"ide_hint": "curl"}).json()["session"]["id"]
+        fact = stores(
+            "POST", "/facts", {"category": "codebase", "fact": f"key {secret('aws-access-key')}"}
+        )
+        fid = fact["fact"]["id"]
+        written = {
+            ("POST", "/facts"),
+            ("PATCH", "/facts/{fact_id}"),
+            ("POST", "/facts/{fact_id}/deprecate"),
+            ("POST", "/sessions/{session_id}/end"),
+            ("POST", "/global"),
+            ("POST", "/global/{entry_id}/review"),
+        }
+        stores(
+            "PATCH",
+            f"/facts/{fid}",
+            {"fact": f"token {secret('github-token')}", "reason": secret("slack-bot-token")},
+        )
+        stores(
+            "POST", f"/facts/{fid}/deprecate", {"reason": f"rotated {secret('stripe-live-key')}"}
+        )
+        ended = stores(
+            "POST",
+            f"/sessions/{sid}/end",
+            {
+                "one_liner": f"Rotated {secret('github-token')}",
+                "outcome": secret("npm-token"),
+                "summary": f"pasted\n{secret('rsa-private-key')}",
+                "key_facts": [f"Authorization: Bearer {secret('jwt')}"],
+                "code_refs": [f"OPENAI_API_KEY={secret('openai-key')}"],
+            },
+        )
+        assert sum(ended["redacted"].values()) == 5
+        entry = stores(
+            "POST",
+            "/global",
+            {
+                "category": "standard",
+                "title": f"Key {secret('aws-access-key')}",
+                "content": f"ANTHROPIC_API_KEY={secret('anthropic-key')}",
+            },
+        )
+        stores(
+            "POST",
+            f"/global/{entry['entry']['id']}/review",
+            {"action": "deprecate", "notes": f"leaked with {secret('github-pat')}"},
+        )
+        endpoints = {(e.method, e.path) for e in rest.endpoints(runtime) if e.method != "GET"}
+        assert endpoints == written | set(REST_NO_TEXT), "add the new write endpoint here"
+    raw = database_text(runtime.store.db)
+    assert len(secrets) >= 10
+    assert [s[:12] for s in secrets if s.lower() in raw] == []
+    assert "[redacted:" in raw
 
 
 # -- the command line ---------------------------------------------------------------------------

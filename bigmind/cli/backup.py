@@ -21,7 +21,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
     from bigmind.storage.backup import backup, refuse_postgres
 
     settings = load_settings()
-    setup_logging(settings.log_level)
+    setup_logging(settings.log_level, settings.log_format)
     if settings.db_url:
         raise refuse_postgres()
     target = Path(args.path).expanduser().absolute()

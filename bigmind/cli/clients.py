@@ -70,6 +70,7 @@ class Target:
     apply: Callable[[str | None], Edit]
     revert: Callable[[str], Edit]
     present: Callable[[str], bool]
+    remote: Callable[[str], bool] = lambda old: False  # its server entry is a remote one
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,40 @@ def server_entry(exe: str, *, typed: bool, tools: str = "full") -> dict[str, Any
     return {"type": "stdio", **entry} if typed else entry
 
 
+# -- remote servers (the HTTP gateway) ----------------------------------------------------------
+# The clients whose config takes a server URL with headers, and how each one's config reads an
+# environment variable in a header value when it connects (each client's documented syntax):
+# Claude Code expands ${VAR} in .mcp.json's command, args, env, url and headers; VS Code's
+# mcp.json takes its predefined variables, ${env:VAR} among them; Cursor's mcp.json
+# interpolates ${env:NAME} in command, args, env, url and headers. The token itself is never
+# written: only the variable's name.
+REMOTE_CLIENTS = ("claude-code", "copilot", "cursor")
+TOKEN_SYNTAX = {"claude-code": "${{{}}}", "copilot": "${{env:{}}}", "cursor": "${{env:{}}}"}
+LOCAL_KEYS = ("command", "args")  # what a remote entry replaces, and the reverse
+REMOTE_KEYS = ("url", "headers")
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A remote BigMind server: its MCP URL, and the environment variable holding the token."""
+
+    url: str
+    token_env: str
+
+
+def remote_entry(client: str, remote: Remote, *, typed: bool) -> dict[str, Any]:
+    """``client``'s entry for the remote server: its URL, and the token as a reference to the
+    environment variable in that client's own syntax."""
+    reference = TOKEN_SYNTAX[client].format(remote.token_env)
+    entry: dict[str, Any] = {"url": remote.url, "headers": {"Authorization": f"Bearer {reference}"}}
+    return {"type": "http", **entry} if typed else entry
+
+
+def _is_remote(doc: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    entry = edits.entry_get(doc, keys)
+    return isinstance(entry, dict) and "url" in entry
+
+
 # -- the kinds of edit ------------------------------------------------------------------------
 def _block(client: str, path: Path, what: str, body: str, m: edits.Markers) -> Target:
     where = str(path)
@@ -207,6 +242,7 @@ def _json_edit(
     change: Callable[[dict[str, Any]], None],
     undo: Callable[[dict[str, Any]], None],
     present: Callable[[dict[str, Any]], bool],
+    remote: Callable[[dict[str, Any]], bool] = lambda doc: False,
 ) -> Target:
     where = str(path)
 
@@ -227,18 +263,24 @@ def _json_edit(
         lambda old: rewrite(old, change),
         lambda old: rewrite(old, undo),
         lambda old: present(edits.load_json(old, where)),
+        lambda old: remote(edits.load_json(old, where)),
     )
 
 
 def _server(client: str, path: Path, keys: tuple[str, ...], value: dict[str, Any]) -> Target:
     """The server entry ``value``; its ``env`` (the tool profile) joins the user's variables,
-    and a full profile removes the variable an earlier compact install wrote."""
+    and a full profile removes the variable an earlier compact install wrote. A remote entry
+    (``url``) replaces a local one's command, and a local entry a remote one's URL."""
     where = str(path)
     env = value.get("env", {})
     base = {k: v for k, v in value.items() if k != "env"}
+    other = LOCAL_KEYS if "url" in value else REMOTE_KEYS
 
     def change(doc: dict[str, Any]) -> None:
         edits.entry_set(doc, keys, base, where)
+        entry = edits.entry_get(doc, keys)
+        for key in other:
+            entry.pop(key, None)
         edits.env_var_set(doc, keys, PROFILE_VAR, env.get(PROFILE_VAR))
 
     return _json_edit(
@@ -248,6 +290,7 @@ def _server(client: str, path: Path, keys: tuple[str, ...], value: dict[str, Any
         change,
         lambda doc: edits.entry_remove(doc, keys),
         lambda doc: edits.entry_get(doc, keys) is not None,
+        lambda doc: _is_remote(doc, keys),
     )
 
 
@@ -318,22 +361,33 @@ def targets(
     exe: str = "",
     platform: str = sys.platform,
     tools: str = "full",
+    remote: Remote | None = None,
 ) -> list[Target]:
     """The files ``client`` reads, in ``project`` or (None) in the user's own config, with
     BigMind's edit for each (jetbrains: none; it is configured in the IDE's settings dialog,
     see :data:`JETBRAINS_WHERE`). ``platform`` is a sys.platform value; ``tools`` the tool
-    profile the entry and the instructions are for."""
+    profile the entry and the instructions are for; ``remote`` a server to connect to instead
+    of starting BigMind (no hooks then: they read the local database)."""
     expand([client])  # an unknown name is an error
     if client == "jetbrains":
         return []
+    if remote is not None and client not in REMOTE_CLIENTS:
+        raise InvalidInput(f"{client} cannot connect to a remote server")
     home = home or Path.home()
     exe = exe or server_executable()
+    hooks = hooks and remote is None
     if project is None:
-        return _user_targets(client, home, hooks=hooks, exe=exe, platform=platform, tools=tools)
+        return _user_targets(
+            client, home, hooks=hooks, exe=exe, platform=platform, tools=tools, remote=remote
+        )
     if client == "claude-desktop":
         return []
     rules, config, key, typed = PROJECT_FILES[client]
-    entry = server_entry(PROJECT_COMMAND, typed=typed, tools=tools)
+    entry = (
+        server_entry(PROJECT_COMMAND, typed=typed, tools=tools)
+        if remote is None
+        else remote_entry(client, remote, typed=typed)
+    )
     found = [
         _cursor_rule(project / rules, tools)
         if client == "cursor"
@@ -354,25 +408,36 @@ def targets(
 
 
 def _user_targets(
-    client: str, home: Path, *, hooks: bool, exe: str, platform: str, tools: str
+    client: str,
+    home: Path,
+    *,
+    hooks: bool,
+    exe: str,
+    platform: str,
+    tools: str,
+    remote: Remote | None = None,
 ) -> list[Target]:
     key = ("mcpServers", SERVER)
     rules = rules_snippet(tools)
+
+    def entry(typed: bool) -> dict[str, Any]:
+        if remote is not None:
+            return remote_entry(client, remote, typed=typed)
+        return server_entry(exe, typed=typed, tools=tools)
+
     if client == "claude-code":
         found = [
             _block(client, claude_dir(home) / "CLAUDE.md", "instructions", rules, edits.HTML),
-            _server(client, claude_json(home), key, server_entry(exe, typed=True, tools=tools)),
+            _server(client, claude_json(home), key, entry(True)),
         ]
         if hooks:
             found.append(_hooks(claude_dir(home) / "settings.json", exe))
         return found
     if client == "cursor":
-        entry = server_entry(exe, typed=False, tools=tools)
-        return [_server(client, home / ".cursor" / "mcp.json", key, entry)]
+        return [_server(client, home / ".cursor" / "mcp.json", key, entry(False))]
     if client == "copilot":
         config = vscode_user_config(home, platform)
-        entry = server_entry(exe, typed=True, tools=tools)
-        return [_server(client, config, ("servers", SERVER), entry)]
+        return [_server(client, config, ("servers", SERVER), entry(True))]
     desktop = claude_desktop_config(home, platform)
     return (
         []
@@ -443,6 +508,8 @@ def installed_files(
                     old = read(t.path)
                     if old is None or not t.present(old):
                         state = "absent"
+                    elif t.remote(old):  # connects to a gateway: nothing to compare it with
+                        state = "installed"
                     else:
                         state = "installed" if t.apply(old).text == old else "outdated"
                 except InvalidInput as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -19,6 +20,7 @@ import time
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import bigmind
 from bigmind.cli import clients
@@ -91,6 +93,70 @@ def install_arguments(sp: argparse.ArgumentParser) -> None:
         help="tool profile: full (every tool, ~5,000 tokens of context) or compact (8 tools, "
         "~1,200 tokens); written as BIGMIND_TOOLS in the server entry (default: full)",
     )
+    sp.add_argument(
+        "--server",
+        metavar="URL",
+        help="connect to a BigMind gateway (`bigmind serve --http`) instead of starting "
+        f"BigMind: https://host/mcp ({', '.join(clients.REMOTE_CLIENTS)})",
+    )
+    sp.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="with --server: the environment variable the client reads the token from when it "
+        f"connects; the token is never written to a file (default: {TOKEN_ENV})",
+    )
+
+
+TOKEN_ENV = "BIGMIND_TOKEN"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # where plain http is allowed (testing)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
+
+
+def remote_of(server: str, token_env: str | None) -> clients.Remote:
+    """The checked ``--server`` and ``--token-env``: an https:// URL (http:// on this machine
+    only), without credentials, query or fragment, ``/mcp`` when it names no path; a valid
+    environment variable name."""
+    url = server.strip()
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:
+        raise InvalidInput(f"--server {server}: not a URL ({exc}).") from exc
+    if parts.scheme not in ("https", "http") or not host:
+        raise InvalidInput(f"--server {server}: give the gateway's URL, https://host/mcp.")
+    if parts.scheme == "http" and host not in LOOPBACK:
+        raise InvalidInput(
+            f"--server {server}: use https:// (the token travels with every request); plain "
+            "http:// is for 127.0.0.1 or localhost only."
+        )
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise InvalidInput(
+            f"--server {url}: no credentials, query or fragment in the URL; the token is read "
+            "from --token-env."
+        )
+    name = TOKEN_ENV if token_env is None else token_env.strip()
+    if not _ENV_NAME.fullmatch(name):
+        raise InvalidInput(
+            f"--token-env {token_env}: not an environment variable name (letters, digits and "
+            f"_, not starting with a digit), e.g. {TOKEN_ENV}. Give the variable's name, never "
+            "the token."
+        )
+    netloc = f"[{host}]" if ":" in host else host
+    netloc += f":{port}" if port is not None else ""
+    path = parts.path if parts.path not in ("", "/") else "/mcp"
+    return clients.Remote(urlunsplit((parts.scheme.lower(), netloc, path, "", "")), name)
+
+
+def _remote_clients(names: list[str]) -> list[str]:
+    """``all`` is every client that can connect to a remote server; any other is refused."""
+    wanted = list(clients.REMOTE_CLIENTS) if "all" in names else clients.expand(names)
+    for name in wanted:
+        if name not in clients.REMOTE_CLIENTS:
+            raise InvalidInput(
+                f"{name} cannot connect to a remote server from a config file; --server works "
+                f"with {', '.join(clients.REMOTE_CLIENTS)}."
+            )
+    return wanted
 
 
 def uninstall_arguments(sp: argparse.ArgumentParser) -> None:
@@ -106,9 +172,11 @@ def plan(
     home: Path | None = None,
     platform: str = sys.platform,
     tools: str = "full",
+    remote: clients.Remote | None = None,
 ) -> list[Change]:
     """What install (or uninstall) would do to each client file, without writing anything:
-    in ``project``, or (None) in the user's own client config."""
+    in ``project``, or (None) in the user's own client config; with ``remote``, entries that
+    connect to that server."""
     exe = clients.server_executable()
     home = home or Path.home()
     changes: list[Change] = []
@@ -119,7 +187,14 @@ def plan(
         wanted = remove or (hooks and shared is None)  # uninstall looks for earlier hooks
         changes += [Change(s.client, None, s.what, SKIPPED, None, s.why) for s in skips]
         for t in clients.targets(
-            client, project, home=home, hooks=wanted, exe=exe, platform=platform, tools=tools
+            client,
+            project,
+            home=home,
+            hooks=wanted,
+            exe=exe,
+            platform=platform,
+            tools=tools,
+            remote=remote,
         ):
             old = clients.read(t.path)
             if remove:
@@ -259,16 +334,39 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
                 "--project with the project you work on, or leave --project out to configure "
                 "your clients at user level."
             )
-    names = clients.expand(args.client)
     tools = getattr(args, "tools", "full")
-    changes = plan(names, project, remove=remove, hooks=getattr(args, "hooks", True), tools=tools)
+    remote = _remote(args, tools)
+    names = clients.expand(args.client) if remote is None else _remote_clients(args.client)
+    if remote is not None and not os.environ.get(remote.token_env):
+        print(
+            f"bigmind: warning: {remote.token_env} is not set here. The client reads it when it "
+            f"connects: set it (to the token `bigmind token create USER` printed) where the "
+            "client is started.",
+            file=sys.stderr,
+        )
+    hooks = getattr(args, "hooks", True) and remote is None  # hooks read the local database
+    changes = plan(names, project, remove=remove, hooks=hooks, tools=tools, remote=remote)
     backups = load_settings().data_dir / "backups"
     try:
         done = changes if args.dry_run else apply(changes, backups)
     except OSError as exc:
         raise InvalidInput(f"Could not write {exc.filename}: {exc.strerror}") from exc
-    _report(done, names, args, remove=remove, user_level=project is None)
+    _report(done, names, args, remove=remove, user_level=project is None, remote=remote)
     return 0
+
+
+def _remote(args: argparse.Namespace, tools: str) -> clients.Remote | None:
+    server, token_env = getattr(args, "server", None), getattr(args, "token_env", None)
+    if server is None:
+        if token_env is not None:
+            raise InvalidInput("--token-env goes with --server URL (a remote BigMind).")
+        return None
+    if tools != "full":
+        raise InvalidInput(
+            "--tools applies to a BigMind this machine starts; the gateway's own "
+            "BIGMIND_TOOLS decides a remote server's tools."
+        )
+    return remote_of(server, token_env)
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -288,6 +386,7 @@ def _report(
     *,
     remove: bool,
     user_level: bool,
+    remote: clients.Remote | None = None,
 ) -> None:
     jetbrains = "jetbrains" in names
     if args.json:
@@ -298,6 +397,8 @@ def _report(
         }
         if jetbrains:
             out["jetbrains"] = _jetbrains(remove, getattr(args, "tools", "full"))
+        if remote is not None:
+            out["server"] = {"url": remote.url, "token_env": remote.token_env}
         print(json.dumps(out, indent=1, ensure_ascii=False))
         return
     verb = "would be " if args.dry_run else ""
@@ -319,7 +420,12 @@ def _report(
             print(j["instructions"])
     if remove:
         return
-    if user_level:
+    if remote is not None:
+        print(
+            f"\nConnects to {remote.url}; the token is read from ${remote.token_env} when the "
+            "client starts (never written to these files)."
+        )
+    elif user_level:
         print(
             "\nConfigured for your user: every project on this machine. To wire one project "
             "for its whole team (files it commits; they start `bigmind` from PATH):\n"

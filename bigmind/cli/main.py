@@ -37,13 +37,15 @@ def load_settings() -> Settings:
         raise BigMindError(f"Invalid setting {name}: {first['msg']}") from exc
 
 
-def setup_logging(level: str) -> None:
-    # stdout is the JSON-RPC channel in stdio mode: every log line goes to stderr.
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, level.upper(), logging.WARNING),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+def setup_logging(level: str, fmt: str = "text") -> None:
+    """Log lines at ``level`` and above on stderr (stdout is the JSON-RPC channel in stdio
+    mode), as text or, with ``fmt="json"`` (BIGMIND_LOG_FORMAT), one JSON object per line;
+    redacted either way (:mod:`bigmind.cli.logs`)."""
+    from bigmind.cli.logs import formatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter(fmt))
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.WARNING), handlers=[handler])
 
 
 def runtime(settings: Settings | None = None, *, create: bool = False) -> Runtime:
@@ -53,7 +55,7 @@ def runtime(settings: Settings | None = None, *, create: bool = False) -> Runtim
     from bigmind.runtime import Runtime
 
     settings = settings or load_settings()
-    setup_logging(settings.log_level)
+    setup_logging(settings.log_level, settings.log_format)
     return Runtime(settings, create=create)
 
 
@@ -214,7 +216,10 @@ def _import_args(sp: argparse.ArgumentParser) -> None:
 
 COMMANDS: dict[str, Command] = {
     "serve": Command(
-        "bigmind.cli.serve:cmd_serve", "Start the MCP server on stdio.", "bigmind serve"
+        "bigmind.cli.serve:cmd_serve",
+        "Start the MCP server on stdio, or with --http the gateway for many users.",
+        "bigmind serve\n         bigmind serve --http --host 0.0.0.0 --port 8700",
+        "bigmind.cli.serve:serve_arguments",
     ),
     "install": Command(
         "bigmind.cli.install:cmd_install",
@@ -354,6 +359,15 @@ COMMANDS: dict[str, Command] = {
         "         bigmind user add bob --role curator\n"
         "         bigmind user set-role bob admin",
         "bigmind.cli.commands:user_arguments",
+        json=True,
+    ),
+    "token": Command(
+        "bigmind.cli.token:cmd_token",
+        "Bearer tokens for `bigmind serve --http`: create one (shown once), list, revoke.",
+        "bigmind token create alice --expires 90\n"
+        "         bigmind token list\n"
+        "         bigmind token revoke alice",
+        "bigmind.cli.token:token_arguments",
         json=True,
     ),
     "migrate-db": Command(

@@ -40,7 +40,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
     from bigmind.storage.recover import aside, default_target, recover
 
     settings = load_settings()
-    setup_logging(settings.log_level)
+    setup_logging(settings.log_level, settings.log_format)
     if settings.db_url and not args.source:
         raise BigMindError(POSTGRES)
     if args.replace and args.to:

@@ -20,8 +20,22 @@ from bigmind.cli.main import load_settings, setup_logging
 log = logging.getLogger(__name__)
 
 
+def serve_arguments(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--http",
+        action="store_true",
+        help="serve many users over HTTP (MCP at /mcp, the REST API, the pages), with tokens",
+    )
+    sp.add_argument("--host", help="the gateway's address (BIGMIND_HTTP_HOST, default 127.0.0.1)")
+    sp.add_argument("--port", type=int, help="the gateway's port (BIGMIND_HTTP_PORT, default 8700)")
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Start the MCP server on stdio."""
+    """Start the MCP server on stdio, or the HTTP gateway."""
+    if getattr(args, "http", False):
+        from bigmind.cli.gateway import serve_http
+
+        return serve_http(args)
     from bigmind.mcp import stdio
     from bigmind.mcp.server import build_server
     from bigmind.runtime import Runtime

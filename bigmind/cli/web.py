@@ -24,7 +24,7 @@ def cmd_web(args: argparse.Namespace) -> int:
         if not 1 <= args.port <= 65535:
             raise InvalidInput(f"--port must be 1–65535; got {args.port}.")
         settings = settings.model_copy(update={"port": args.port})
-    setup_logging(settings.log_level)
+    setup_logging(settings.log_level, settings.log_format)
     rt = Runtime(settings, background=True)  # hybrid search: the model loads in a thread
     try:
         _ = rt.store  # a bad database fails here, as one line, before a port is taken

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fastmcp import FastMCP
+from fastmcp.server.middleware import Middleware
 
 from bigmind import __version__
 from bigmind.config import Settings
@@ -26,7 +29,15 @@ from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
 
 
-def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
+def build_server(
+    settings: Settings,
+    runtime: Runtime | None = None,
+    *,
+    threads: bool = False,
+    middleware: Sequence[Middleware] = (),
+) -> FastMCP:
+    """The server; ``threads``: every tool runs in a worker thread (the HTTP gateway);
+    ``middleware`` goes outermost (the gateway's tool metrics see every call)."""
     rt = runtime or Runtime(settings, background=True)
     mcp = FastMCP(
         "BigMind Memory",
@@ -34,6 +45,8 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
         version=__version__,
         mask_error_details=True,  # unexpected errors reach the agent as a generic message
     )
+    for outer in middleware:
+        mcp.add_middleware(outer)
     mcp.add_middleware(ProjectFromRoots())
     mcp.add_middleware(ReadableArguments())  # bad arguments: one line, not pydantic's dump
 
@@ -48,6 +61,7 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> FastMCP:
         )
 
     catalog = Catalog()
+    catalog.threads = threads
     for module in (sessions, knowledge, company, journal, activity, people, admin, profile):
         module.register(catalog, rt)
     if settings.tools == "compact":

@@ -53,6 +53,7 @@ class Spec:
 TABLES: tuple[Spec, ...] = (
     Spec("bigmind_migrations", ("name",)),
     Spec("users", same=("username",), users=("id",)),
+    Spec("api_tokens", same=("token_hash",), users=("user_id",)),
     Spec("sessions", same=("user_id", "started_at"), users=("user_id",)),
     Spec("session_summaries"),
     Spec("identity_profile", same=("user_id",), users=("id", "user_id")),

@@ -651,6 +651,27 @@ CREATE INDEX IF NOT EXISTS idx_attempts_user_outcome ON attempts(user_id, outcom
     )
 
 
+def _m0022_api_tokens(tx: Tx, dialect: str) -> None:
+    """Bearer tokens of the HTTP gateway (``bigmind token``): only a token's SHA-256 is kept."""
+    _ddl(
+        tx,
+        dialect,
+        """
+CREATE TABLE IF NOT EXISTS api_tokens (
+    id           TEXT PRIMARY KEY,
+    user_id      TEXT NOT NULL REFERENCES users(id),
+    token_hash   TEXT NOT NULL UNIQUE,
+    label        TEXT,
+    created_at   {ts} NOT NULL,
+    expires_at   {ts},
+    revoked_at   {ts},
+    last_used_at {ts}
+);
+CREATE INDEX IF NOT EXISTS idx_api_tokens_user ON api_tokens(user_id);
+""",
+    )
+
+
 def _m0024_row_level_security(tx: Tx, dialect: str) -> None:
     """PostgreSQL enforces privacy and roles itself (:mod:`bigmind.storage.pgpolicies`)."""
     if dialect == "postgresql":
@@ -679,6 +700,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0019_reminders", _m0019_reminders),
     Migration("0020_fact_files", _m0020_fact_files),
     Migration("0021_attempts", _m0021_attempts),
+    Migration("0022_api_tokens", _m0022_api_tokens),
     Migration("0024_row_level_security", _m0024_row_level_security),
 ]
 

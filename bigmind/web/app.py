@@ -12,6 +12,7 @@ import hmac
 import logging
 import os
 import secrets
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from bigmind import __version__, limits
+from bigmind import __version__, caller, limits
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
 from bigmind.memory import correct, forget, globalkb
 from bigmind.models import day_of
@@ -81,7 +82,7 @@ SECURITY_HEADERS = {
 }
 
 
-def _environment() -> jinja2.Environment:
+def page_environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,  # every {{ value }} is HTML-escaped; charts are marked safe explicitly
@@ -102,22 +103,31 @@ def identity(rt: Runtime) -> dict[str, Any]:
     return {
         "app": "bigmind",
         "version": __version__,
-        "user": rt.settings.user,
+        "user": caller.current() or rt.settings.user,
         "database": rt.settings.database,
         "pid": os.getpid(),
     }
 
 
-def create_app(rt: Runtime) -> Starlette:
-    """The profile app for ``rt``'s configured user."""
-    templates = Jinja2Templates(env=_environment())
-    csrf = secrets.token_urlsafe(32)
+def create_app(
+    rt: Runtime,
+    *,
+    csrf_of: Callable[[Request], str] | None = None,
+    hosts: Sequence[str] | None = None,
+) -> Starlette:
+    """The profile app for ``rt``'s configured user, or, behind the HTTP gateway, for the
+    user each request was authenticated as (``rt.store``), with ``csrf_of`` giving that
+    login's CSRF token and ``hosts`` the Host headers served."""
+    templates = Jinja2Templates(env=page_environment())
+    shared = secrets.token_urlsafe(32)
+    csrf_for = csrf_of or (lambda request: shared)
     s = rt.settings
-    hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
-    if s.web_host not in ("127.0.0.1", "0.0.0.0", "::"):
-        hosts.append(s.web_host)
-    if s.web_host in ("0.0.0.0", "::"):  # deliberately exposed: any Host the admin routes here
-        hosts = ["*"]
+    if hosts is None:
+        hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
+        if s.web_host not in ("127.0.0.1", "0.0.0.0", "::"):
+            hosts.append(s.web_host)
+        if s.web_host in ("0.0.0.0", "::"):  # deliberately exposed: any Host routed here
+            hosts = ["*"]
 
     def page(request: Request, name: str, **ctx: Any) -> HTMLResponse:
         store = rt.store
@@ -125,7 +135,8 @@ def create_app(rt: Runtime) -> Starlette:
         base = {
             "me": globalkb.caller(store),  # the role as it is now (`bigmind user set-role`)
             "mode": store.mode,
-            "csrf": csrf,
+            "csrf": csrf_for(request),
+            "login": "bigmind.login" in request.scope,
             "path": request.url.path,
             "notice": notice.format(id=_int(request.query_params.get("id"), 0)) if notice else "",
             "database": s.database,
@@ -153,6 +164,7 @@ def create_app(rt: Runtime) -> Starlette:
                 "notice": "",
                 "database": s.database,
                 "csrf": "",
+                "login": False,
             },
             status_code=status,
         )
@@ -163,7 +175,7 @@ def create_app(rt: Runtime) -> Starlette:
         if _foreign(request):
             raise Forbidden("This change came from another site and was refused.")
         values = await _small_form(request)
-        if not hmac.compare_digest(values.get("csrf", ""), csrf):
+        if not hmac.compare_digest(values.get("csrf", ""), csrf_for(request)):
             raise Forbidden(
                 "The form's security token is missing or stale (the server restarted?). "
                 "Reload the page and try again."
@@ -329,7 +341,7 @@ def create_app(rt: Runtime) -> Starlette:
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))],
         exception_handlers={
             BigMindError: bigmind_error,
             HTTPException: http_error,

@@ -9,6 +9,7 @@ from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from bigmind import limits
+from bigmind.errors import Forbidden
 from bigmind.mcp import render
 from bigmind.mcp.instructions import rules
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, edge, result
@@ -101,9 +102,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
     ) -> ToolResult:
         """Back up all of the user's memory to one JSON file."""
-        target = exportpath.resolve_export_path(
-            output_path, rt.settings.data_dir, overwrite=overwrite
-        )
+        target = exportpath.resolve_export_path(output_path, rt.files_dir, overwrite=overwrite)
         counts = transfer.write_export(rt.store, target, overwrite=overwrite)
         summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
         return result(f"Exported to {target} ({summary}).", path=str(target), counts=counts)
@@ -115,7 +114,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         mode: Annotated[str, Field(description="'merge': add what is missing.")] = "merge",
     ) -> ToolResult:
         """Merge a memory_export file into this memory. Idempotent; a bad row refuses the file."""
-        path = exportpath.resolve_import_path(input_path, rt.settings.data_dir)
+        path = exportpath.resolve_import_path(input_path, rt.files_dir)
         report = transfer.import_data(rt.store, transfer.load_export(path), mode)
         rt.wrote()
         added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"
@@ -129,6 +128,8 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @edge
     def memory_restart_server() -> str:
         """Restart BigMind to load new code; the client starts it again."""
+        if rt.serves_many:
+            raise Forbidden("This BigMind is a shared HTTP gateway: only its operator restarts it.")
         rt.restart_soon()
         return (
             "BigMind will exit in a moment. If your client does not restart it automatically, "

@@ -81,6 +81,9 @@ class Catalog:
         self.fns: dict[str, Callable[..., Any]] = {}
         self._options: dict[str, dict[str, Any]] = {}
         self.served: set[str] = set()  # the names served so far
+        # Every tool in a worker thread (the HTTP gateway: many callers, database round trips
+        # that should not hold the event loop); else each tool's own choice.
+        self.threads = False
 
     def tool(self, **options: Any) -> Callable[[Callable[P, R]], Callable[P, R]]:
         def add(fn: Callable[P, R]) -> Callable[P, R]:
@@ -96,7 +99,10 @@ class Catalog:
     def serve(self, mcp: FastMCP, names: Iterable[str] | None = None) -> None:
         """Serve these tools (default all) on ``mcp``, in definition order."""
         for name in self.fns if names is None else names:
-            mcp.add_tool(LeanTool.from_function(self.fns[name], **self._options[name]))
+            options = self._options[name]
+            if self.threads:
+                options = {**options, "run_in_thread": True}
+            mcp.add_tool(LeanTool.from_function(self.fns[name], **options))
             self.served.add(name)
 
 

@@ -31,6 +31,7 @@ def needed(value: object, name: str, chosen: str) -> None:
 
 def register(mcp: FastMCP, full: Catalog) -> None:
     own = Catalog()
+    own.threads = full.threads
     tool = own.tool
 
     @tool(annotations=WRITE, run_in_thread=False)

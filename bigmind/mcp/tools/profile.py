@@ -20,6 +20,8 @@ from bigmind.web.server import (
 def register(mcp: Catalog, rt: Runtime) -> None:
     def page_url() -> str:
         s = rt.settings
+        if rt.public_url is not None:  # the HTTP gateway serves the pages itself
+            return rt.public_url + "/"
         if s.web:
             return profile_server(rt).url()
         # BIGMIND_WEB=0: never start a page, but point at one `bigmind web` serves.

@@ -1,0 +1,1 @@
+"""The HTTP gateway: MCP over streamable HTTP, the REST API and the pages, for many users."""

@@ -1,0 +1,178 @@
+"""Who a gateway request comes from: a BigMind token, an OIDC/JWT bearer token, or a page login.
+
+The user is whoever the credential says — never a header, argument or setting the client
+sends. BigMind tokens (``bm_…``) are checked against their SHA-256 in ``api_tokens``; with
+``BIGMIND_OIDC_JWKS_URL`` set, any other bearer token is verified as a JWT by FastMCP's
+``JWTVerifier`` (signature from the issuer's JWKS, expiry, ``iss`` and ``aud``), and the
+``BIGMIND_OIDC_USER_CLAIM`` claim names the user. Requests are rate-limited per credential
+(a token bucket), failed attempts per client address.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import anyio.to_thread
+
+from bigmind import limits
+from bigmind.config import Settings
+from bigmind.errors import InvalidInput
+from bigmind.memory import tokens
+from bigmind.runtime import Runtime
+
+log = logging.getLogger(__name__)
+FAILURES_PER_MINUTE = 30  # bad credentials from one address before it is slowed down
+LOGIN_HOURS = 12  # a page login lasts this long after its last use
+LOGINS_MAX = 10_000  # page logins kept (the oldest is dropped)
+BUCKETS_MAX = 100_000  # rate-limit buckets kept
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """An authenticated caller: the user, and the credential's key for rate limits."""
+
+    username: str
+    principal: str  # "token:<id>", "jwt:<iss>|<sub>" or "login:<id>"
+    token_id: str | None = None
+
+
+class Refused(Exception):
+    """No identity: why, for the 401's ``error_description`` (never the credential)."""
+
+    def __init__(self, reason: str, *, invalid: bool = True) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.invalid = invalid  # False: no credential was sent at all
+
+
+class Verifier:
+    """Checks bearer credentials against the database and, if configured, an OIDC issuer."""
+
+    def __init__(self, settings: Settings, rt: Runtime) -> None:
+        self.rt = rt
+        self.claim = settings.oidc_user_claim
+        self.jwt = _jwt_verifier(settings)
+
+    async def bearer(self, credential: str) -> Identity:
+        if credential.startswith(tokens.PREFIX):
+            found = await anyio.to_thread.run_sync(self._token, credential)
+            if found is None:
+                raise Refused("the token is unknown, revoked or expired")
+            return found
+        if self.jwt is None:
+            raise Refused("not a BigMind token (and no OIDC issuer is configured)")
+        access = await self.jwt.verify_token(credential)
+        if access is None:
+            raise Refused("the JWT failed verification (signature, expiry, issuer or audience)")
+        claims = access.claims or {}
+        name = claims.get(self.claim)
+        if not isinstance(name, str):
+            raise Refused(f"the JWT has no {self.claim!r} claim naming the user")
+        try:
+            user = limits.check_text("username", name, limits.NAME)
+        except InvalidInput as exc:
+            raise Refused(f"the JWT's {self.claim!r} claim is not a usable user name") from exc
+        subject = f"{claims.get('iss', '')}|{claims.get('sub', user)}"
+        return Identity(user, f"jwt:{subject}")
+
+    def _token(self, secret: str) -> Identity | None:
+        db = self.rt.store.db  # the configured (service) user's store: opens the database
+        found = tokens.check(db, secret)
+        if found is None:
+            return None
+        tokens.mark_used(db, found)
+        return Identity(found.username, f"token:{found.id}", found.id)
+
+
+def _jwt_verifier(settings: Settings):  # type: ignore[no-untyped-def]
+    if not settings.oidc_jwks_url:
+        return None
+    from fastmcp.server.auth.providers.jwt import JWTVerifier
+
+    return JWTVerifier(
+        jwks_uri=settings.oidc_jwks_url,
+        issuer=settings.oidc_issuer,
+        audience=settings.oidc_audience,
+        algorithm=settings.oidc_algorithm,
+    )
+
+
+class RateLimiter:
+    """A token bucket per key: ``per_minute`` requests a minute, bursts of a tenth of that
+    (at least 10). ``per_minute`` 0 lets everything through."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.rate = per_minute / 60.0
+        self.burst = max(10.0, per_minute / 10.0)
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, key: str) -> float:
+        """0 when a request under ``key`` may go now, else the seconds until one may."""
+        if self.rate <= 0:
+            return 0.0
+        now = time.monotonic()
+        with self._lock:
+            level, then = self._buckets.pop(key, (self.burst, now))
+            level = min(self.burst, level + (now - then) * self.rate)
+            wait = 0.0 if level >= 1 else (1 - level) / self.rate
+            self._buckets[key] = (level - 1 if wait == 0 else level, now)
+            while len(self._buckets) > BUCKETS_MAX:
+                self._buckets.popitem(last=False)
+        return wait
+
+
+@dataclass(slots=True)
+class Login:
+    """A page login: the user, its CSRF token, and when it lapses."""
+
+    identity: Identity
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    until: float = 0.0
+
+
+class Logins:
+    """Page logins by cookie value (a random 256-bit id; only its digest is kept)."""
+
+    def __init__(self) -> None:
+        self._by_id: OrderedDict[str, Login] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(cookie: str) -> str:
+        return hashlib.sha256(cookie.encode()).hexdigest()
+
+    def open(self, who: Identity) -> str:
+        cookie = secrets.token_urlsafe(32)
+        key = self._key(cookie)
+        login = Login(Identity(who.username, f"login:{key[:16]}", who.token_id))
+        login.until = time.monotonic() + LOGIN_HOURS * 3600
+        with self._lock:
+            self._by_id[key] = login
+            while len(self._by_id) > LOGINS_MAX:
+                self._by_id.popitem(last=False)
+        return cookie
+
+    def get(self, cookie: str) -> Login | None:
+        key = self._key(cookie)
+        now = time.monotonic()
+        with self._lock:
+            login = self._by_id.get(key)
+            if login is None:
+                return None
+            if login.until < now:
+                del self._by_id[key]
+                return None
+            login.until = now + LOGIN_HOURS * 3600
+            self._by_id.move_to_end(key)
+            return login
+
+    def close(self, cookie: str) -> None:
+        with self._lock:
+            self._by_id.pop(self._key(cookie), None)
