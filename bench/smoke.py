@@ -71,6 +71,7 @@ def smoke_runs(db_path: Path, user: str) -> list[Smoke]:
         Smoke("pg_scale.py", pg, no_pg),
         Smoke("semantic_latency.py", sem, no_model),
         Smoke("web.py", web),
+        Smoke("directory.py", ["--users", "20", "--topics", "10", "--facts", "100", "--runs", "1"]),
         Smoke("locomo.py", locomo, no_data),
     ]
 

@@ -170,13 +170,13 @@ def items(value: str | Sequence[str]) -> list[str]:
 
 def tags(value: str | Sequence[str] | None) -> str | None:
     """Topics as a comma-separated lowercase list, from a list, a JSON array's text or a comma
-    string."""
+    string; stored (and shown to every user in the directory), so redacted."""
     if value is None:
         return None
     items_ = items(value)
     out: list[str] = []
     for item in items_:
-        tag = str(item).strip().lower()
+        tag = redact.scrub(str(item).strip()).lower()
         if not tag:
             continue
         if len(tag) > TOPIC:

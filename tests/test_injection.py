@@ -252,6 +252,7 @@ async def render_everything(c: Cli, ids: dict[str, Any]) -> dict[str, str]:
         "scan_hypotheses": ("memory_scan_hypotheses", {}),
         "list_people": ("memory_list_people", {"limit": 100}),
         "recall_person": ("memory_recall_person", {"query": "zebra"}),
+        "who_knows": ("memory_who_knows", {"topic": "zebra"}),
         "list_global": ("memory_list_global", {"limit": 100}),
         "diff": ("memory_diff_sessions", {"since_session_id": ids["first"]}),
         "active": ("memory_get_active_sessions", {}),

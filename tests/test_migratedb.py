@@ -14,13 +14,22 @@ import numpy as np
 import pytest
 
 from bigmind.cli.main import main
-from bigmind.memory import correct, focus, globalkb, journal, people, reminders, savings
+from bigmind.memory import (
+    correct,
+    directory,
+    focus,
+    globalkb,
+    journal,
+    people,
+    reminders,
+    savings,
+)
 from bigmind.models import now_ts
 from bigmind.search import keyword
 from bigmind.search.vectors import SOURCES, Pending, VectorStore
 from bigmind.storage.connect import connect, connect_pg
 from bigmind.storage.db import SQLiteBackend
-from bigmind.storage.migratedb import TABLES
+from bigmind.storage.migratedb import REMADE, TABLES
 from bigmind.storage.pg import PostgresBackend
 from bigmind.storage.store import Store
 
@@ -300,11 +309,12 @@ def test_missing_source_is_refused_and_not_created(
 
 @pytest.mark.sqlite_only
 def test_every_table_of_the_schema_is_copied(backend: SQLiteBackend) -> None:
-    """A table left out of TABLES would stay behind in the SQLite file without a word."""
+    """A table left out of TABLES would stay behind in the SQLite file without a word (the
+    directory's are made again on the target from what was copied)."""
     rows = backend.query("SELECT name FROM sqlite_master WHERE type = 'table'")
     names = {r["name"] for r in rows}
     made = {n for n in names if not n.startswith("sqlite_") and "_fts" not in n}
-    assert made - {s.name for s in TABLES} == set()
+    assert made - {s.name for s in TABLES} == set(REMADE) == {"directory_cards", "directory_topics"}
 
 
 def test_vector_tables_cover_every_kind() -> None:
@@ -358,3 +368,30 @@ def test_a_bad_row_is_reported_and_the_rest_copied(
     assert "facts (1)" in last and "foreign key" in last and "run the same command again" in last
     facts = target.query("SELECT fact FROM facts")
     assert len(facts) == 6 and "orphan" not in {r["fact"] for r in facts}
+
+
+def _directory(db: Any) -> tuple[list[Any], list[Any]]:
+    cards = db.query(
+        "SELECT user_id, first_seen, last_seen, sessions, facts, hidden FROM directory_cards"
+        " ORDER BY user_id"
+    )
+    topics = db.query(
+        "SELECT user_id, topic, sessions, last_at FROM directory_topics ORDER BY user_id, topic"
+    )
+    return [dict(r) for r in cards], [dict(r) for r in topics]
+
+
+def test_the_directory_is_made_again_on_the_target_with_hidden_cards_kept(
+    source: Path, target: PostgresBackend, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = connect(source)
+    try:
+        directory.hide(Store(src, "bob"), True)
+        want = _directory(src)
+    finally:
+        src.close()
+    code, _, err = run(capsys, "--to", pg_url)
+    assert code == 0, err
+    assert _directory(target) == want
+    assert [c["hidden"] for c in want[0]] == [0, 1] or [c["hidden"] for c in want[0]] == [1, 0]
+    assert {t["topic"] for t in want[1]} == {"infra"}

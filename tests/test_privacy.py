@@ -383,6 +383,29 @@ async def _list_people(w: World) -> None:
     assert [p["username"] for p in data["people"]] == ["jdoe"]
 
 
+@case("memory_who_knows")
+async def _who_knows(w: World) -> None:
+    """The directory answers from session topics and approved company knowledge: alice's
+    "vault" topic and her approved entry name her; her private texts never surface."""
+    text, data = await w.call("memory_who_knows", topic="vault")
+    (alice,) = [p for p in data["people"] if p["username"] == "alice"]
+    assert "`alice`" in text and "vault ×1" in text
+    assert [t["topic"] for t in alice["topics"]] == ["vault"]
+    assert [e["id"] for e in alice["entries"]] == [w.a.approved_entry]
+    _, data = await w.call("memory_who_knows", topic=LURE)  # words of every private text
+    assert {p["username"] for p in data["people"]} == {"alice"}  # the topic and the entry
+    _, data = await w.call("memory_who_knows", topic=PENDING)
+    assert data["people"] == []  # her pending entry is no company knowledge yet
+    with w.alice_rt.store.db.transaction() as tx:
+        w.alice_rt.store.directory.set_hidden(tx, True, now_ts())
+    try:
+        _, data = await w.call("memory_who_knows", topic="vault")
+        assert data["people"] == []
+    finally:
+        with w.alice_rt.store.db.transaction() as tx:
+            w.alice_rt.store.directory.set_hidden(tx, False, now_ts())
+
+
 @case("memory_get_stats")
 async def _get_stats(w: World) -> None:
     _, data = await w.call("memory_get_stats")

@@ -123,6 +123,7 @@ def _arguments(seeded: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "memory_scan_hypotheses": {},
         "memory_recall_person": {"query": "kafka"},
         "memory_list_people": {},
+        "memory_who_knows": {"topic": "kafka"},
         "memory_get_active_sessions": {},
         "memory_diff_sessions": {"since_session_id": seeded["session"]},
         "memory_get_stats": {},
@@ -196,6 +197,7 @@ async def test_the_rest_apis_get_endpoints_commit_nothing(
         "/global": "/global",
         "/global/search": "/global/search?q=event%20bus",
         "/global/{entry_id}": f"/global/{entry}",
+        "/directory": "/directory?topic=kafka",
         "/openapi.json": "/openapi.json",
     }
     gets = {e.path for e in rest.endpoints(runtime) if e.method == "GET"} | {"/openapi.json"}
@@ -203,7 +205,7 @@ async def test_the_rest_apis_get_endpoints_commit_nothing(
     version = _witness(settings)
     db = runtime.store.db
     with api_as(runtime, "alice") as api:
-        for path in paths.values():
+        for path in [*paths.values(), "/directory"]:
             for _ in range(2):
                 with _commits_nothing(version, db, f"GET {path}"):
                     assert api.get(path).status_code == 200, path

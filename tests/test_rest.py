@@ -237,6 +237,21 @@ def test_company_knowledge_is_proposed_reviewed_by_a_curator_and_then_shared(tea
         assert rejected.json()["entry"]["status"] == "deprecated"
 
 
+def test_the_directory_answers_who_worked_on_a_topic_never_from_content(team: Runtime) -> None:
+    with api_as(team, "alice") as alice, api_as(team, "bob") as bob:
+        started = alice.post("/sessions", {})
+        sid = started.json()["session"]["id"]
+        alice.post("/facts", {"category": "decision", "fact": "Zanzibar tokens expire hourly"})
+        alice.post(f"/sessions/{sid}/end", {"one_liner": "Kafka work", "topics": ["kafka"]})
+        found = bob.get("/directory", params={"topic": "kafka"}).json()["experts"]
+        assert [e["username"] for e in found] == ["alice"]
+        assert found[0]["topics"][0]["topic"] == "kafka"
+        assert bob.get("/directory", params={"topic": "zanzibar"}).json()["experts"] == []
+        cards = bob.get("/directory").json()["cards"]
+        assert {c["username"] for c in cards} >= {"alice", "bob"}
+        _error(bob.get("/directory", params={"limit": 0}), 400, "bad_request")
+
+
 # -- requests that cannot be read ----------------------------------------------------------------
 def test_a_request_that_cannot_be_read_is_a_400_in_one_line(alice: Api) -> None:
     post = alice.client.post

@@ -294,7 +294,7 @@ def test_team_directory_shows_activity_not_content(
 
 
 def test_personal_mode_has_no_directory(web: TestClient) -> None:
-    assert "Directory" not in web.get("/people").text
+    assert "<h2>Directory</h2>" not in web.get("/people").text
 
 
 def test_identity_endpoint(web: TestClient, settings: Settings) -> None:

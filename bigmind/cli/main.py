@@ -361,6 +361,13 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.commands:user_arguments",
         json=True,
     ),
+    "directory": Command(
+        "bigmind.cli.directory:cmd_directory",
+        "The MegaMind directory: everyone's card, who worked on a topic; hide or show yours.",
+        "bigmind directory kafka   # who worked on it; --hide / --show your card",
+        "bigmind.cli.directory:directory_arguments",
+        json=True,
+    ),
     "token": Command(
         "bigmind.cli.token:cmd_token",
         "Bearer tokens for `bigmind serve --http`: create one (shown once), list, revoke.",

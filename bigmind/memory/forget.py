@@ -34,6 +34,7 @@ from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.limits import check_text
 from bigmind.memory import globalkb
 from bigmind.memory.quoting import quoted
+from bigmind.models import now_ts
 from bigmind.search.vectors import VectorStore
 from bigmind.storage import upkeep, usage
 from bigmind.storage.attempts import Attempts
@@ -69,7 +70,13 @@ TEXT_TABLES = {
     "fact": ("facts", "fact_history"),
     "chunk": ("conversation_chunks",),
     "summary": ("session_summaries",),
-    "session": ("sessions", "session_summaries", "conversation_chunks", "focus_announcements"),
+    "session": (
+        "sessions",
+        "session_summaries",
+        "conversation_chunks",
+        "focus_announcements",
+        "directory_topics",  # the forgotten session's topics leave the directory
+    ),
     "hypothesis": ("hypotheses",),
     "person": ("people",),
     "focus": ("focus_announcements",),
@@ -402,6 +409,8 @@ def forget(store: Store, targets: Sequence[Target]) -> Forgotten:
             tidy.update(LINK_TABLES.get(t.kind, ()))
             done.vector_kinds.update(VECTOR_KINDS[t.kind])
         tidy.update(table(k) for k in done.vector_kinds if tx.table_exists(table(k)))
+        if any(t.kind in ("session", "fact") for t in targets):
+            store.directory.rebuild(tx, now_ts())  # its counts and topics, without them
         upkeep.drop_samples(tx, sorted(rewrite))
     done.scrub = store.db.scrub(sorted(rewrite), sorted(tidy - rewrite))
     done.seconds = time.perf_counter() - started

@@ -496,6 +496,8 @@ def _merge(
         if profile:
             _scrub(profile[0], _PROFILE.name)
         report.added[_PROFILE.name] = copier.fill_profile(tx, profile[0]) if profile else 0
+        if report.added.get("sessions") or report.added.get("facts"):
+            store.directory.rebuild(tx, now_ts())  # the card counts what came in
 
 
 def _prepared(

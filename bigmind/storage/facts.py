@@ -442,13 +442,6 @@ class Facts(Table):
             )[0]["n"]
         )
 
-    def active_per_user(self) -> dict[str, int]:
-        """Every user's active facts (the team directory: counts, never content)."""
-        rows = self.db.query(
-            f"SELECT f.user_id, count(*) AS n FROM facts f WHERE {ACTIVE} GROUP BY f.user_id"
-        )
-        return {str(r["user_id"]): int(r["n"]) for r in rows}
-
 
 _WITH_SESSION = (
     f"SELECT {FACT_COLUMNS}, s.id AS session_ref, s.one_liner AS session_one_liner"

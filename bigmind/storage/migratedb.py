@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bigmind.errors import InvalidInput, MigrationIncomplete
+from bigmind.models import now_ts
+from bigmind.storage import directory
 from bigmind.storage.db import SQLiteBackend
 from bigmind.storage.migrations import MIGRATIONS, renumber_after_explicit_ids
 from bigmind.storage.pg import PostgresBackend
@@ -81,6 +83,9 @@ TABLES: tuple[Spec, ...] = (
         for kind in SELECTS
     ),
 )
+# Derived tables made again on the target from what was copied, not copied themselves: the
+# directory's cards and topics (a hidden card stays hidden).
+REMADE = directory.TABLES
 VECTOR_COLUMNS = ("rowid", "user_id", "embedding")  # not embedding_bin: SQLite's quantisation
 
 
@@ -483,6 +488,9 @@ def migrate_database(
 
     for spec, table, types in checked:
         _verify(src, tgt, spec, types, users, table, tick)
+    with tgt.transaction() as tx:  # the directory is made from what was copied, hidden kept
+        directory.rebuild(tx, now_ts())
+        directory.hide_users(tx, [users.get(u, u) for u in directory.hidden_users(src)])
     report.seconds = time.monotonic() - started
     return report
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 from bigmind.errors import BackendUnavailable
 from bigmind.models import TS_FORMAT, content_hash, now_ts
-from bigmind.storage import pgpolicies
+from bigmind.storage import directory, pgpolicies
 from bigmind.storage.db import Backend, Tx
 from bigmind.storage.secrets import sweep_all
 
@@ -672,6 +672,13 @@ CREATE INDEX IF NOT EXISTS idx_api_tokens_user ON api_tokens(user_id);
     )
 
 
+def _m0023_directory(tx: Tx, dialect: str) -> None:
+    """The MegaMind directory (:mod:`bigmind.storage.directory`): a card per user and their
+    session topics, made from the sessions and facts already stored."""
+    _ddl(tx, dialect, directory.DDL)
+    directory.rebuild(tx, now_ts())
+
+
 def _m0024_row_level_security(tx: Tx, dialect: str) -> None:
     """PostgreSQL enforces privacy and roles itself (:mod:`bigmind.storage.pgpolicies`)."""
     if dialect == "postgresql":
@@ -701,6 +708,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0020_fact_files", _m0020_fact_files),
     Migration("0021_attempts", _m0021_attempts),
     Migration("0022_api_tokens", _m0022_api_tokens),
+    Migration("0023_directory", _m0023_directory),
     Migration("0024_row_level_security", _m0024_row_level_security),
 ]
 

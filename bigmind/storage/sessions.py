@@ -358,14 +358,3 @@ class Sessions(Table):
             (self.uid,),
         )
         return [(str(r["topics"]), int(r["n"])) for r in rows]
-
-    def per_user(self, since: str) -> dict[str, Row]:
-        """Every user's session count, count since ``since`` and last start (the team
-        directory: activity, never content)."""
-        rows = self.db.query(
-            "SELECT user_id, count(*) AS n,"
-            " sum(CASE WHEN started_at >= ? THEN 1 ELSE 0 END) AS recent,"
-            " max(started_at) AS last FROM sessions GROUP BY user_id",
-            (since,),
-        )
-        return {str(r["user_id"]): r for r in rows}

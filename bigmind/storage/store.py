@@ -44,6 +44,7 @@ from bigmind.storage import autoline
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.chunks import Chunks
 from bigmind.storage.db import Backend, Tx
+from bigmind.storage.directory import Directory
 from bigmind.storage.fact_files import FactFiles
 from bigmind.storage.facts import Facts, fact_from_row
 from bigmind.storage.hypotheses import Hypotheses
@@ -109,21 +110,30 @@ class Store:
         self.fact_files = FactFiles(self.db, self.uid)
         self.chunks = Chunks(self.db, self.uid)
         self.profiles = Profiles(self.db, self.uid)
+        self.directory = Directory(self.db, self.uid)  # the user's card: kept with each session
 
     # -- users -------------------------------------------------------------------------------
     def _ensure_user(self, backend: Backend, username: str) -> User:
         username = check_text("username", username, limits.NAME)
         # The personal-mode owner administers their memory; in team and enterprise modes a
         # new user is a member until `bigmind user set-role` says otherwise. A known user
-        # is seen as itself (PostgreSQL lets a user touch only its own row).
+        # is seen as itself (PostgreSQL lets a user touch only its own rows).
         known = Users(backend, "").by_name(username)
         db = backend if known is None else backend.for_user(known.id)
+        ts = now_ts()
         with db.transaction() as tx:
             table = Users(db, "")
             role = "member"
             if known is None and self.mode == "personal" and not table.count_admins(tx):
                 role = "admin"  # the owner; a second user of the file joins as a member
-            return table.ensure(tx, username, role, now_ts())
+            user = table.ensure(tx, username, role, ts)
+            if known is not None:
+                Directory(db, user.id).ensure(tx, ts)
+        if known is None:  # the new user's card, written as that user
+            mine = backend.for_user(user.id)
+            with mine.transaction() as tx:
+                Directory(mine, user.id).ensure(tx, ts)
+        return user
 
     @property
     def uid(self) -> str:
@@ -198,11 +208,13 @@ class Store:
                         tool="Call memory_start_session() without session_id to open a new one.",
                     )
                 self.sessions.touch(tx, existing.id, ts)
+                self.directory.seen(tx, ts)
                 return SessionStart(existing, True, [])
             closed = self.sessions.open_before(tx, ts_ago(hours=AUTO_CLOSE_HOURS))
             self.close_auto_in(tx, closed, AUTO_CLOSED_ONE_LINER, ts)
             sid = new_id()
             self.sessions.insert(tx, sid, ts, hint, self.project_key)
+            self.directory.opened(tx, ts)
             session = self.sessions.get(sid, tx)
         assert session is not None
         return SessionStart(session, False, closed)
@@ -230,6 +242,8 @@ class Store:
                 self.chunks.headlines_of_session(tx, sid, autoline.QUOTED),
             )
             self.sessions.close_auto(tx, [sid], line, ts, topics)
+            if s.topics is None and topics:
+                self.directory.ended(tx, ts, None, topics, seen=False)
 
     def resolve_session(self, session_id: str | None, tx: Tx, *, split: bool = True) -> SessionRef:
         """The session a write belongs to: the given one, else the latest open one, else a new one.
@@ -257,6 +271,7 @@ class Store:
         """Open a session for a write made with none open (an implicit session)."""
         sid = new_id()
         self.sessions.insert(tx, sid, ts, project=self.project_key, implicit=True)
+        self.directory.opened(tx, ts)
         s = self.sessions.get(sid, tx)
         assert s is not None
         return s
@@ -280,6 +295,7 @@ class Store:
         """Record activity, at most once per TOUCH_SECONDS: a write saved on most calls."""
         if (s.last_activity_at or "") < ts_ago(seconds=TOUCH_SECONDS):
             self.sessions.touch(tx, s.id, ts)
+            self.directory.seen(tx, ts)
 
     def end_session(
         self,
@@ -317,6 +333,7 @@ class Store:
             )
             if tier2:
                 self.sessions.save_summary(tx, ref.session.id, body or "", facts, refs, ts)
+            self.directory.ended(tx, ts, ref.session.topics, tags)
             s = self.sessions.get(ref.session.id, tx)
         assert s is not None
         return s, was_open
@@ -389,6 +406,7 @@ class Store:
                 scope=where,
             )
             self.fact_files.add(tx, created.id, files, ts)
+            self.directory.count_facts(tx, 1)
             if then is not None:
                 then(tx, created)
         return created, True, ref
@@ -447,6 +465,7 @@ class Store:
     def deprecate_in(self, tx: Tx, fact_id: int, reason: str, ts: str) -> None:
         """Deprecate a fact inside a write: a retired fact has no conflicts left to settle."""
         self.facts.deprecate(tx, fact_id, reason, ts)
+        self.directory.count_facts(tx, -1)
         self.links.settle(tx, fact_id)
 
     def restore_fact(self, fact_id: int) -> Fact:
@@ -462,6 +481,7 @@ class Store:
                     " would duplicate it. Nothing changed."
                 )
             self.facts.restore(tx, fact_id, now_ts())
+            self.directory.count_facts(tx, 1)
             self.links.undo_replacement(tx, fact_id)
         return self.get_fact(fact_id)
 

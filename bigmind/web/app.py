@@ -32,6 +32,7 @@ from starlette.templating import Jinja2Templates
 from bigmind import __version__, caller, limits
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
 from bigmind.memory import correct, forget, globalkb
+from bigmind.memory import directory as megamind
 from bigmind.models import day_of
 from bigmind.project import name_of
 from bigmind.runtime import Runtime
@@ -57,6 +58,7 @@ NAV = (
     ("/facts", "Facts"),
     ("/hypotheses", "Hypotheses"),
     ("/people", "People"),
+    ("/directory", "Directory"),
     ("/global", "Company"),
 )
 NOTICES = {
@@ -66,6 +68,8 @@ NOTICES = {
     "global-deprecated": "Company entry #{id} deprecated.",
     "version-restored": "Fact #{id} is back to an earlier version (the one it replaced is kept).",
     "forgotten": "Forgotten for good: it is gone from the database.",
+    "card-hidden": "Your card is hidden: only you see it, and no answer names you.",
+    "card-shown": "Your card is in the directory again.",
 }
 # Where a page goes after forgetting a kind of memory when the one it came from is gone.
 AFTER_FORGET = {"session": "/sessions", "hypothesis": "/hypotheses", "person": "/people"}
@@ -279,6 +283,16 @@ def create_app(
             directory=webdata.directory(rt.store),
         )
 
+    def directory(request: Request) -> Response:
+        view = webdata.directory_view(rt.store, _text(request, "topic"))
+        return page(request, "directory.html", view=view)
+
+    async def hide_card(request: Request) -> Response:
+        form = await checked_form(request)
+        hidden = form.get("hidden") == "1"
+        megamind.hide(rt.store, hidden)
+        return _back("/directory", "/directory", "card-hidden" if hidden else "card-shown", 0)
+
     def company(request: Request) -> Response:
         view = webdata.global_view(
             rt.store,
@@ -334,6 +348,8 @@ def create_app(
         Route("/forget/{kind}/{item_id}", forget_now, methods=["POST"]),
         Route("/hypotheses", hypotheses),
         Route("/people", people),
+        Route("/directory", directory),
+        Route("/directory/hide", hide_card, methods=["POST"]),
         Route("/global", company),
         Route("/global/{entry_id:int}/review", review, methods=["POST"]),
         Route("/api/identity", whoami),

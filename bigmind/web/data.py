@@ -17,6 +17,7 @@ from typing import Generic, TypeVar
 from bigmind import project
 from bigmind.errors import InvalidInput
 from bigmind.limits import RESULTS, check_choice
+from bigmind.memory import directory as megamind
 from bigmind.memory import globalkb, journal, rivals, users
 from bigmind.memory import people as people_mod
 from bigmind.memory.globalkb import GlobalEntry
@@ -43,7 +44,6 @@ from bigmind.storage.store import (
     fact_from_row,
 )
 from bigmind.storage.table import ANYWHERE
-from bigmind.storage.users import Users
 
 T = TypeVar("T")
 PER_PAGE = 25
@@ -462,12 +462,12 @@ class Member:
 
     username: str
     display_name: str | None
-    role: str
+    role: str  # BigMind's: member, curator, admin
     last_seen: str | None
     sessions: int
-    sessions_30d: int
     facts: int  # active
-    last_session: str | None  # YYYY-MM-DD
+    first_seen: str | None
+    hidden: bool  # your own card, hidden from the others
 
 
 def people(store: Store, limit: int = 100) -> list[Person]:
@@ -475,23 +475,41 @@ def people(store: Store, limit: int = 100) -> list[Person]:
     return people_mod.list_(store, limit)
 
 
-def directory(store: Store, today: date | None = None) -> list[Member]:
-    """Every user of a shared database with activity counts; [] in personal mode."""
+def directory(store: Store) -> list[Member]:
+    """Every user of a shared database with activity counts, from the directory's cards (never
+    their sessions or facts); [] in personal mode."""
     if store.mode == "personal":
         return []
-    since = (_today(today) - timedelta(days=29)).isoformat()
-    per_session = store.sessions.per_user(since)
-    per_fact = store.facts.active_per_user()
-    members = []
-    for u in Users(store.db, store.uid).all():
-        s = per_session.get(u.id, {})
-        last = day_of(s.get("last")) or None
-        counts = (int(s.get("n") or 0), int(s.get("recent") or 0), per_fact.get(u.id, 0))
-        role = u.role or "member"
-        members.append(Member(u.username, u.display_name, role, u.last_seen, *counts, last))
+    members = [
+        Member(
+            c.username,
+            c.display_name,
+            c.access,
+            c.last_seen,
+            c.sessions,
+            c.facts,
+            c.first_seen,
+            c.hidden,
+        )
+        for c in megamind.cards(store)
+    ]
     members.sort(key=lambda m: m.username)
     members.sort(key=lambda m: m.last_seen or "", reverse=True)
     return members
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryView:
+    cards: list[megamind.Card]
+    topic: str  # the "who knows?" question, "" when none was asked
+    experts: list[megamind.Expert]
+
+
+def directory_view(store: Store, topic: str = "") -> DirectoryView:
+    """The /directory page: every card you may see and, when asked, who worked on ``topic``."""
+    asked = topic.strip()
+    experts = megamind.who_knows(store, asked, RESULTS) if asked else []
+    return DirectoryView(megamind.cards(store), asked, experts)
 
 
 # -- company knowledge ---------------------------------------------------------------------------

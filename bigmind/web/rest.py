@@ -37,7 +37,17 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from bigmind import limits, project, redact
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
-from bigmind.memory import attempts, consolidate, correct, dedup, forget, globalkb, gotchas, rivals
+from bigmind.memory import (
+    attempts,
+    consolidate,
+    correct,
+    dedup,
+    directory,
+    forget,
+    globalkb,
+    gotchas,
+    rivals,
+)
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
 from bigmind.search.recall import Recalled
@@ -445,6 +455,12 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
         rt.wrote()
         return Reply(rs.EntryOut(entry=_shown(entry)))
 
+    def directory_(a: Args) -> Reply:
+        p = a.query_as(rs.DirectoryQuery)
+        if p.topic:
+            return Reply(rs.Directory(experts=directory.who_knows(rt.store, p.topic, p.limit)))
+        return Reply(rs.Directory(cards=directory.cards(rt.store, p.limit)))
+
     E = Endpoint
     return [
         E("GET", "/recall", "Search all memory by keywords and meaning", recall,
@@ -485,6 +501,8 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
           errors=(404,), tag="company"),
         E("POST", "/global/{entry_id}/review", "Curators: approve, reject or deprecate",
           review_global, rs.EntryOut, body=rs.Review, errors=(403, 404, 422), tag="company"),
+        E("GET", "/directory", "Who worked on a topic, or every visible card (never content)",
+          directory_, rs.Directory, query=rs.DirectoryQuery, errors=(422,), tag="directory"),
     ]  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import JsonSchemaMode
 
 from bigmind import __version__, limits
+from bigmind.memory.directory import CARDS_MAX, Card, Expert
 from bigmind.memory.globalkb import GlobalEntry
 from bigmind.memory.rivals import Rival
 from bigmind.models import Fact, Hit, Session, Summary
@@ -117,6 +118,15 @@ class GlobalListQuery(Strict):
 class GlobalSearchQuery(Strict):
     q: Query
     limit: Limit = 5
+
+
+class DirectoryQuery(Strict):
+    topic: str | None = Field(
+        default=None,
+        max_length=limits.QUERY,
+        description="Who worked on this? (without it: every card you may see)",
+    )
+    limit: int = Field(default=10, ge=1, le=CARDS_MAX, description="Maximum people.")
 
 
 # -- request bodies ------------------------------------------------------------------------------
@@ -282,6 +292,17 @@ class SessionEnded(Written):
 class EntryPage(Out):
     entries: list[GlobalEntry]
     own_only: bool = Field(description="True: a member sees only the entries they proposed.")
+
+
+class Directory(Out):
+    cards: list[Card] | None = Field(
+        default=None, description="Without a topic: users, from session topics and counts only."
+    )
+    experts: list[Expert] | None = Field(
+        default=None,
+        description="With a topic: who worked on it (session topics, approved company "
+        "knowledge they promoted), best first.",
+    )
 
 
 class EntryOut(Written):

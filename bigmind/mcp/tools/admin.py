@@ -35,7 +35,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_get_stats() -> ToolResult:
-        """Counts per tier and per fact category, database size, versions."""
+        """Counts per tier and fact category, database size, versions."""
         data = maintenance.report(rt.store)
         data["semantic"] = semantic_status(rt)
         return result(json.dumps(data, indent=1, ensure_ascii=False), **data)

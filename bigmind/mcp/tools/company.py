@@ -109,7 +109,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         action: Annotated[str, Field(description="'approve' or 'deprecate'.")],
         notes: str | None = None,
     ) -> ToolResult:
-        """Curators and admins: approve a pending company knowledge entry, or deprecate one."""
+        """Curators and admins: approve or deprecate a company knowledge entry."""
         e = globalkb.review(rt.store, entry_id, action, notes)
         rt.wrote()
         verb = "Approved" if e.status == "approved" else "Deprecated"

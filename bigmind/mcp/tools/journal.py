@@ -69,8 +69,8 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             int, Field(ge=1, le=limits.STALE_DAYS, description="Open longer = stale.")
         ] = 7,
     ) -> ToolResult:
-        """Check open hypotheses against facts and exchanges: possible support or
-        contradiction, and which are stale."""
+        """Check open hypotheses against facts and exchanges for support, contradiction or
+        staleness."""
         scans = journal.scan(rt.store, stale_days)
         if not scans:
             return result("No open hypotheses.", scans=[])

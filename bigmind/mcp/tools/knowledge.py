@@ -19,6 +19,7 @@ Query = Annotated[
     str,
     Field(description="A question or keywords; natural language is fine.", max_length=limits.QUERY),
 ]
+Question = Annotated[str, Field(max_length=limits.QUERY)]  # a search by meaning: a question
 Limit = Annotated[int, Field(ge=1, le=limits.RESULTS, description="Maximum results.")]
 SearchScope = Literal["all", "project"]  # the rules card explains it (## Projects)
 Kinds = Annotated[
@@ -72,7 +73,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_search_semantic(
-        query: Query, limit: Limit = 10, kinds: Kinds = None, scope: SearchScope = "all"
+        query: Question, limit: Limit = 10, kinds: Kinds = None, scope: SearchScope = "all"
     ) -> ToolResult:
         """Search by meaning only, for paraphrases keywords miss."""
         return ranked(query, limit, kinds, "memories", mode="semantic", scope=scope)

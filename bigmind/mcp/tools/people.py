@@ -9,8 +9,9 @@ from pydantic import Field
 
 from bigmind import limits
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
-from bigmind.memory import people
+from bigmind.memory import directory, people
 from bigmind.memory.quoting import quoted
+from bigmind.models import day_of
 from bigmind.runtime import Runtime
 
 
@@ -23,6 +24,16 @@ def _card(p: people.Person) -> str:
     if p.notes:
         line += f"\n  > {quoted(p.notes)}"
     return line
+
+
+def _expert(e: directory.Expert) -> str:
+    """One line of a who-knows answer: the person, then the evidence (topics, entries)."""
+    who = f"**{quoted(e.display_name or e.username)}** (`{quoted(e.username)}`)"
+    who += "".join(f", {quoted(x)}" for x in (e.role, e.team and f"team {e.team}") if x)
+    bits = [f"{quoted(t.topic)} ×{t.sessions}" for t in e.topics[:5]]
+    bits += [f"promoted #{x.id} {quoted(x.title)}" for x in e.entries[:3]]
+    last = f", last {day_of(e.last_at)}" if e.last_at else ""
+    return f"- {who}{' (you)' if e.me else ''}: {'; '.join(bits)}{last}"
 
 
 def register(mcp: Catalog, rt: Runtime) -> None:
@@ -49,7 +60,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_recall_person(query: str) -> ToolResult:
-        """Find people by name, role, team or expertise ("who knows Kafka?")."""
+        """Find recorded colleagues by name, role, team or expertise."""
         found = people.recall(rt.store, query)
         if not found:
             return result(f"Nobody matches {query!r}.", people=[])
@@ -66,3 +77,16 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         return result(
             "\n".join(map(_card, rows)) or "No people yet.", people=[p.as_dict() for p in rows]
         )
+
+    @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
+    @edge
+    def memory_who_knows(
+        topic: str,
+    ) -> ToolResult:
+        """Who worked on a topic, from everyone's session topics and approved company
+        knowledge."""
+        found = directory.who_knows(rt.store, topic)
+        if not found:
+            return result(f"Nobody in the directory worked on {topic!r}.", people=[])
+        text = "\n".join(map(_expert, found))
+        return result(text, people=[e.as_dict() for e in found])
