@@ -21,6 +21,7 @@ from bigmind.config import Settings
 from bigmind.errors import BackendUnavailable, BigMindError
 from bigmind.memory.usage import FLUSH_AFTER_S, USE_TOP, UsageTally
 from bigmind.storage.connect import open_database
+from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ class Runtime:
         self._loader = loader  # the embedding model's loader (default: the configured model)
         self._notices: dict[str, deque[str]] = {}  # per user id: told only to that user
         self._store: Store | None = None
+        self._backend: Backend | None = None
         self._stores: dict[str, Store] = {}  # other users' (the HTTP gateway's callers)
         self._semantic: Semantic | None = None
         self._parts: dict[str, Any] = {}  # attached by the layers above (the profile page)
@@ -123,6 +125,7 @@ class Runtime:
             raise BackendUnavailable("BigMind is shutting down; start it again to continue.")
         s = self.settings
         backend = open_database(s, create=self.create)
+        self._backend = backend  # what close() closes (stores hold views of it)
         store = Store(
             backend,
             s.user,
@@ -139,7 +142,8 @@ class Runtime:
             from bigmind.search.embedder import load_embedder
             from bigmind.search.semantic import Semantic
 
-            sem = Semantic(backend, s, loader=self._loader or load_embedder)
+            # The embedder writes every user's vectors: the maintenance scope (pgpolicies).
+            sem = Semantic(backend.maintenance(), s, loader=self._loader or load_embedder)
 
             def check() -> bool:
                 """Facts stored before the model was ready: checked now, outcomes reported to
@@ -218,7 +222,7 @@ class Runtime:
         if store is None or not len(self.usage):
             return 0
         try:
-            return self.usage.flush(store.db)
+            return self.usage.flush(store.db.maintenance())  # every caller's uses
         except (BigMindError, store.db.Error) as exc:
             log.warning("usage counts not written yet: %s", exc)
             return 0
@@ -283,8 +287,8 @@ class Runtime:
                 else:
                     stopped = False
             # Never closed under a thread that may still use it (a later close() finishes).
-            if self._store is not None and stopped:
-                self._store.db.close()
+            if self._store is not None and self._backend is not None and stopped:
+                self._backend.close()
                 self._store = None
                 self._stores.clear()
         return stopped

@@ -135,8 +135,11 @@ def settings_for(db_path: Path, db_url: str | None) -> Callable[[str], Settings]
 
 @pytest.fixture
 def backend(settings: Settings) -> Iterator[Backend]:
+    """The test's database in the maintenance scope: a test's own SQL reads and ages the rows
+    of every user (PostgreSQL's row-level security would hide them from a plain session).
+    A store made on it acts for its user; the code under test opens its own database."""
     b = open_database(settings)
-    yield b
+    yield b.maintenance()
     b.close()
 
 
@@ -202,12 +205,12 @@ def pg_world(
     """A PostgreSQL database holding ``seed_world``'s memory, made once per worker: seeding
     is ~500 write transactions (~2.5 s), copying the database ~0.1 s. Returns its name and
     the world's ids, which every copy shares."""
-    from pg_fixture import make_database, with_database  # a plugin: imported once pytest has it
+    from pg_fixture import app_database, make_database  # a plugin: imported once pytest has it
 
     name = make_database(pg_server_url, pg_template)
     settings = Settings(
         db_path=tmp_path_factory.mktemp("pg-world") / "unused.db",
-        db_url=with_database(pg_server_url, name),
+        db_url=app_database(pg_server_url, name),
         user="alice",
     )
     rt = Runtime(settings)

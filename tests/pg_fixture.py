@@ -4,10 +4,16 @@
 ``pgserver`` from PyPI starts one in a temporary folder for the whole run (about 2 s). A
 template database is migrated once, and each test gets ``CREATE DATABASE … TEMPLATE`` of it,
 so a test starts from the current schema in ~100 ms and never sees another test's rows.
+
+BigMind connects as :data:`APP_ROLE`, a plain role (no superuser, no BYPASSRLS) that owns the
+test databases and their tables, as an operator sets it up (docs/privacy-postgres.md): a
+superuser ignores row-level security, so through it the whole PostgreSQL lane runs under the
+policies. ``pg_server_url`` stays the superuser's, for creating and dropping databases.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import tempfile
@@ -18,6 +24,8 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 TEMPLATE = "bigmind_test_template"
+APP_ROLE = "bigmind_app"
+APP_PASSWORD = "bigmind-test"  # pgserver trusts local sockets; an external server may not
 _counter = itertools.count()
 
 
@@ -27,10 +35,30 @@ def with_database(url: str, name: str) -> str:
     return urlunsplit(parts._replace(path=f"/{name}"))
 
 
+def app_database(url: str, name: str) -> str:
+    """Database ``name`` on the server of ``url``, through BigMind's role :data:`APP_ROLE`."""
+    parts = urlsplit(with_database(url, name))
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{APP_ROLE}:{APP_PASSWORD}@{host}"))
+
+
 def _admin(url: str):  # type: ignore[no-untyped-def]
     import psycopg
 
     return psycopg.connect(url, autocommit=True)
+
+
+def _make_app_role(url: str) -> None:
+    import psycopg
+
+    with _admin(url) as conn:
+        # An external server, or another worker, may have made it already.
+        with contextlib.suppress(psycopg.errors.DuplicateObject):
+            conn.execute(
+                f"CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD '{APP_PASSWORD}'"
+            )
+        # What tests/test_forget.py needs to look at the table files; nothing about rows.
+        conn.execute(f"GRANT pg_checkpoint, pg_read_all_settings TO {APP_ROLE}")
 
 
 @pytest.fixture(scope="session")
@@ -38,12 +66,14 @@ def pg_server_url() -> Iterator[str]:
     """The maintenance URL of the test server (external, or a pgserver started here)."""
     external = os.environ.get("BIGMIND_TEST_PG_URL")
     if external:
+        _make_app_role(external)
         yield external
         return
     import pgserver
 
     folder = tempfile.mkdtemp(prefix="bigmind-pg-")
     server = pgserver.get_server(folder, cleanup_mode="delete")
+    _make_app_role(server.get_uri())
     yield server.get_uri()
     server.cleanup()
 
@@ -55,8 +85,10 @@ def pg_template(pg_server_url: str) -> str:
 
     name = f"{TEMPLATE}_{uuid.uuid4().hex[:8]}"
     with _admin(pg_server_url) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    backend = connect_pg(with_database(pg_server_url, name))
+        conn.execute(f'CREATE DATABASE "{name}" OWNER {APP_ROLE}')
+    with _admin(with_database(pg_server_url, name)) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # a superuser's to create
+    backend = connect_pg(app_database(pg_server_url, name))
     backend.close()
     return name
 
@@ -65,7 +97,7 @@ def make_database(server_url: str, template: str) -> str:
     """A new database copied from ``template``; returns its name."""
     name = f"bigmind_t{os.getpid()}_{next(_counter)}"
     with _admin(server_url) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" OWNER {APP_ROLE}')
     return name
 
 
@@ -78,6 +110,6 @@ def pg_url(pg_server_url: str, pg_template: str, request: pytest.FixtureRequest)
     if "copies_the_web_world" in request.fixturenames:
         template = request.getfixturevalue("pg_world")[0]
     name = make_database(pg_server_url, template)
-    yield with_database(pg_server_url, name)
+    yield app_database(pg_server_url, name)
     with _admin(pg_server_url) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -167,6 +167,15 @@ async def open_world(
         b_rt.close()
 
 
+def embedded(w: World) -> None:
+    """Both servers' background embedders have embedded everything written so far."""
+    for rt in (w.alice_rt, w.bob_rt):
+        sem = rt.semantic
+        assert sem is not None
+        rt.wrote()
+        assert sem.wait_idle(60) and sem.ready, sem.status()
+
+
 async def _bob_baseline(w: World) -> None:
     _, s = await call(w.bob, "memory_start_session", ide_hint="vim")
     w.bob_session = s["session_id"]

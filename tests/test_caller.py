@@ -12,7 +12,9 @@ def test_each_caller_gets_their_own_store_over_one_database(runtime: Runtime) ->
         bob = runtime.store
         bob.store_fact("decision", "Bob's broker is RabbitMQ")
         assert runtime.store is bob  # kept, not made per call
-    assert bob.db is home.db
+    before = home.db.statements  # one database: bob's store counts on alice's connection(s)
+    bob.facts.count("active")  # (on PostgreSQL a view of the one pool acting for bob)
+    assert home.db.statements == before + 1
     assert bob.user.username == "bob" and home.user.username == "alice"
     assert home.facts.count("active") == 0  # alice sees none of bob's facts
     with caller.acting_as("alice"):

@@ -218,14 +218,15 @@ def test_user_errors_are_one_line_with_their_exit_code(store: Store) -> None:
     assert_one_line_error(run("user", "set-role", "alice", "member"), 4, "last admin")
 
 
-def test_whoever_reaches_the_database_administers_it_without_being_registered(
-    store: Store,
-) -> None:
-    assert run("user", "add", "bob").returncode == 0
-    r = run("user", "set-role", "bob", "curator", BIGMIND_USER="mallory")
+def test_users_are_administered_by_an_admin_and_listed_by_anyone(store: Store) -> None:
+    assert run("user", "add", "bob").returncode == 0  # BIGMIND_USER is alice, the admin
+    for who in ("mallory", "bob"):  # not a user here; a member
+        r = run("user", "set-role", "bob", "curator", BIGMIND_USER=who)
+        assert_one_line_error(r, 4, "Only an admin can change users")
+    r = run("user", "set-role", "bob", "curator")
     assert r.returncode == 0 and "bob: member → curator." in r.stdout
     listed = json.loads(run("user", "list", "--json", BIGMIND_USER="mallory").stdout)
-    assert [u["username"] for u in listed["users"]] == ["alice", "bob"]
+    assert [u["username"] for u in listed["users"]] == ["alice", "bob"]  # nobody registered
 
 
 def test_the_last_admin_keeps_the_role_until_another_exists(store: Store) -> None:

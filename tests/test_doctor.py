@@ -550,3 +550,19 @@ def test_the_command_keeps_stdout_for_json(tmp_path: Path, db_url: str | None) -
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["ok"] is True
     assert not (tmp_path / "m.db").exists()
+
+
+def test_a_role_that_ignores_row_level_security_is_a_warning(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    pg_url: str,
+    pg_server_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from urllib.parse import urlsplit
+
+    as_superuser = with_database(pg_server_url, urlsplit(pg_url).path.lstrip("/"))
+    monkeypatch.setenv("BIGMIND_DB_URL", as_superuser)
+    _code, checks = doctor(capsys, tmp_path, "--quick")
+    assert checks["postgresql"]["status"] == "warn"
+    assert "row-level security is NOT enforced" in checks["postgresql"]["detail"]

@@ -467,7 +467,7 @@ def test_the_exchanges_after_one_are_found_by_order_across_gaps(settings: Settin
         store = Store(backend, "alice")
         sid = store.start_session().session.id
         chunks = [store.append_chunk(f"turn {i}", sid)[0] for i in range(1, 7)]
-        with backend.transaction() as tx:
+        with store.db.transaction() as tx:  # as alice (row-level security)
             store.chunks.delete(tx, [chunks[2].id, chunks[3].id])  # seq 3 and 4 are gone
             after = following_any(tx, [chunks[1].id], 2)
             both = following_any(tx, [chunks[0].id, chunks[4].id], 2)

@@ -33,10 +33,11 @@ def _tier_g(text: str) -> list[str]:
 
 @pytest.fixture
 async def team(
-    settings_for: Callable[[str], Settings], backend: Backend
+    settings_for: Callable[[str], Settings], backend: Backend, store: Store
 ) -> AsyncIterator[TeamClient]:
     """Clients of several users of one database in team mode. An admin exists first, so every
-    user a test opens registers as a member."""
+    user a test opens registers as a member (alice, of the personal-mode ``client``, came
+    first: she is the owner, an admin)."""
     add_user(backend, "root", "admin")
     async with AsyncExitStack() as stack:
 

@@ -129,12 +129,12 @@ def new_settings(
         path = tmp_path / name / "memory.db"
         if db_kind != "postgresql":
             return Settings(db_path=path, user="alice")
-        from pg_fixture import make_database, with_database
+        from pg_fixture import app_database, make_database
 
         server: str = request.getfixturevalue("pg_server_url")
         db = make_database(server, request.getfixturevalue("pg_template"))
         dropped.append(db)
-        return Settings(db_path=path, db_url=with_database(server, db), user="alice")
+        return Settings(db_path=path, db_url=app_database(server, db), user="alice")
 
     yield make
     if dropped:

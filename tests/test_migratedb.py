@@ -107,7 +107,7 @@ def source(tmp_path: Path) -> Path:
 @pytest.fixture
 def target(pg_url: str) -> Any:
     db = connect_pg(pg_url)
-    yield db
+    yield db.maintenance()  # the test reads every user's rows (row-level security)
     db.close()
 
 

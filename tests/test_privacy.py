@@ -36,6 +36,7 @@ from privacy_world import (
     World,
     alice_snapshot,
     assert_alice_intact,
+    embedded,
     new_sid,
     open_world,
 )
@@ -629,11 +630,7 @@ async def test_semantic_search_keeps_to_its_owner(
     """With the model loaded, vector search is partitioned by owner: bob's searches in alice's
     words find his rows and the shared ones, never hers."""
     async with open_world(settings_for, tmp_path, model_dir) as w:
-        for rt in (w.alice_rt, w.bob_rt):
-            sem = rt.semantic
-            assert sem is not None
-            rt.wrote()
-            assert sem.wait_idle(60) and sem.ready, sem.status()
+        embedded(w)
         for tool in ("memory_search_semantic", "memory_recall"):
             _, data = await w.call(tool, query="where is the passphrase of the vault kept?")
             kinds = {r["kind"] for r in data["results"]}

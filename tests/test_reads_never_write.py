@@ -41,6 +41,8 @@ def _witness(settings: Settings) -> Callable[[], object]:
 
     def fingerprint() -> object:
         with psycopg.connect(settings.db_url, autocommit=True) as pg:
+            # Every user's rows: the maintenance scope of the tables' owner (pgpolicies).
+            pg.execute("SELECT set_config('bigmind.maintenance', 'on', false)")
             tables = [
                 r[0]
                 for r in pg.execute(

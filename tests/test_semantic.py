@@ -159,7 +159,7 @@ def test_model_change_is_detected_and_reindex_recovers(sem_settings: Settings) -
     backend = open_database(sem_settings)
     store = Store(backend, "alice")
     store.store_fact("preference", "The user prefers pytest for all Python tests")
-    VectorStore(backend).adopt("some-older-model", 384)
+    VectorStore(backend.maintenance()).adopt("some-older-model", 384)
     backend.close()
     rt = Runtime(sem_settings, background=True)
     try:
@@ -332,7 +332,8 @@ def test_a_second_process_sees_new_and_replaced_vectors(sem_runtime: Runtime) ->
     store.append_chunk("The staging cluster runs on three ARM nodes")
     people.remember(store, "lee", None, "frontend developer", None, None, None)
     sem = ready(sem_runtime)
-    other = VectorStore(open_database(sem_runtime.settings))
+    opened = open_database(sem_runtime.settings)
+    other = VectorStore(opened.maintenance())  # the server's embedder reads every user's
     q = sem.embed_query("kubernetes nodes for staging")
     assert len(other.knn("chunk", store.uid, q, 5)) == 1  # loads its own in-memory copy
     store.append_chunk("Production runs on six x86 nodes in two zones")
@@ -342,7 +343,7 @@ def test_a_second_process_sees_new_and_replaced_vectors(sem_runtime: Runtime) ->
     who = other.knn("person", "", sem.embed_query("kubernetes operator expert"), 1)
     mine = sem.vectors.knn("person", "", sem.embed_query("kubernetes operator expert"), 1)
     assert who[0].item_id == mine[0].item_id and abs(who[0].similarity - mine[0].similarity) < 1e-6
-    other.db.close()
+    opened.close()
 
 
 def test_a_big_partition_is_searched_in_sqlite_vec_until_loaded_in_background(

@@ -232,8 +232,9 @@ def seed_world(store: Store, today: date | None = None) -> WebWorld:
     for n, sid in enumerate(recent[::2]):
         savings.log(store, sid, f"Recalled decision {n + 1}", 400 + (n * 977) % 3_000, "recall")
 
-    # Tier G: bob promotes five entries; three approved, two pending, whatever the mode.
-    bob = Store(store.db, "bob", mode=store.mode)
+    # Tier G: bob, a member, promotes five entries; three approved, two pending, whatever the
+    # mode (alice's transaction below sets them: PostgreSQL lets only a curator approve).
+    bob = Store(store.db, "bob", mode="team")
     entries = [
         globalkb.promote(bob, cat, title, body, imp).entry.id
         for cat, title, body, imp in (

@@ -281,20 +281,24 @@ def user_arguments(sp: argparse.ArgumentParser) -> None:
 def cmd_user(args: argparse.Namespace) -> int:
     """List users, add one, or change a role.
 
-    Whoever can reach the database administers it from the command line (plan: team mode), so
-    no role is required here, and running the command does not register BIGMIND_USER.
+    Adding a user or changing a role acts as BIGMIND_USER, who must be an admin once the
+    database has one (PostgreSQL checks it too); running the command does not register
+    BIGMIND_USER.
     """
     from bigmind.cli.main import load_settings
     from bigmind.memory import users
     from bigmind.storage.connect import open_database
 
-    db = open_database(load_settings(), create=args.action != "list")
+    settings = load_settings()
+    db = open_database(settings, create=args.action != "list")
     try:
+        if args.action in ("add", "set-role"):
+            acting, me = users.acting_admin(db, settings.user)
         if args.action == "add":
-            u = users.add_user(db, args.name, args.role)
+            u = users.add_user(acting, args.name, args.role, by=me)
             emit(args, {"user": u.as_dict()}, f"Added user {u.username} ({u.role}).")
         elif args.action == "set-role":
-            u, before = users.set_role(db, args.name, args.role)
+            u, before = users.set_role(acting, args.name, args.role, by=me)
             change = f"{before} → {u.role}" if before != u.role else f"already {u.role}"
             data = {"user": u.as_dict(), "previous_role": before}
             emit(args, data, f"{u.username}: {change}.")

@@ -257,7 +257,10 @@ def check_postgresql(url: str) -> Check:
         return Check("postgresql", "fail", str(exc))
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=PG_CONNECT_TIMEOUT_S) as conn:
-            row = conn.execute("SELECT version() AS v, current_user AS u").fetchone()
+            row = conn.execute(
+                "SELECT version() AS v, current_user AS u, rolsuper OR rolbypassrls AS free"
+                " FROM pg_roles WHERE rolname = current_user"
+            ).fetchone()
     except psycopg.Error as exc:
         detail = _scrub(_one_line(exc), url)
         return Check(
@@ -267,6 +270,14 @@ def check_postgresql(url: str) -> Check:
             "(postgresql://user:password@host:port/database)",
         )
     server = str(row[0]).split(",")[0]  # "PostgreSQL 16.4 on x86_64-pc-linux-gnu, compiled by…"
+    if row[2]:
+        return Check(
+            "postgresql",
+            "warn",
+            f"{server} at {where} (as {row[1]}): row-level security is NOT enforced — "
+            f"{row[1]} is a superuser or has BYPASSRLS, so every user's memory is open to it; "
+            "connect BigMind as a plain role that owns its tables (docs/privacy-postgres.md)",
+        )
     return Check("postgresql", "ok", f"{server} at {where} (as {row[1]})")
 
 
@@ -443,8 +454,9 @@ def _user_counts(backend: AnyBackend, username: str) -> str:
     user = Users(backend, "").by_name(username)
     if user is None:
         return f"user {username} not registered yet"
-    facts = Facts(backend, user.id).count("active")
-    sessions = Sessions(backend, user.id).counts()
+    mine = backend.for_user(user.id)  # PostgreSQL shows a user's rows to that user only
+    facts = Facts(mine, user.id).count("active")
+    sessions = Sessions(mine, user.id).counts()
     return (
         f"user {username}: facts {facts}, sessions {sessions['sessions']}"
         f" ({sessions['open_sessions']} open)"

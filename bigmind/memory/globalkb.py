@@ -102,6 +102,7 @@ def promote(
     table = Knowledge(store.db, store.uid)
     any_pending = may_curate(store)
     with store.db.transaction() as tx:
+        tx.lock_shared()  # shared rows: one writer of them at a time
         for same in table.same_title(tx, cat, head, any_pending=any_pending):
             if normalise_text(same.content) == normalise_text(body):
                 return Promoted(same, False)
@@ -172,6 +173,7 @@ def review(store: Store, entry_id: int, action: str, notes: str | None = None) -
         raise InvalidInput(f"Entry #{current.id} is already {target}. Nothing changed.")
     table = Knowledge(store.db, store.uid)
     with store.db.transaction() as tx:
+        tx.lock_shared()  # shared rows: one writer of them at a time
         if act == "approve":
             table.approve(tx, current.id, note, now_ts())
         else:

@@ -96,6 +96,7 @@ def remember(
     note = optional_stored("notes", notes, limits.NOTES)
     ts = now_ts()
     with store.db.transaction() as tx:
+        tx.lock_shared()  # shared rows: one writer of them at a time
         table = People(store.db, store.uid)
         old = table.get(name, tx)
         expertise_now, items_gone = _merge_list(old.expertise if old else None, exp)

@@ -52,6 +52,27 @@ def require_curator(user: User, action: str) -> None:
         )
 
 
+def acting_admin(db: Backend, username: str) -> tuple[Backend, User | None]:
+    """The database as ``username`` administering users (``bigmind user``), and who that is
+    for :func:`add_user` / :func:`set_role`'s ``by``. While the database has no admin, anyone
+    who reaches it may make the first one (``by`` None); PostgreSQL checks the same.
+
+    Raises:
+        Forbidden: an admin exists and ``username`` is not a user of this database.
+    """
+    table = Users(db, "")
+    me = table.by_name(username)
+    acting = db if me is None else db.for_user(me.id)
+    if not table.count_admins():
+        return acting, None
+    if me is None:
+        raise Forbidden(
+            f"Only an admin can change users; {username!r} (BIGMIND_USER) is not a user of "
+            "this database. Run the command as an admin."
+        )
+    return acting, me
+
+
 def list_users(db: Backend) -> list[User]:
     """Every user of the database, admins first, then by name."""
     return Users(db, "").all()
@@ -85,6 +106,7 @@ def add_user(db: Backend, username: str, role: str = "member", *, by: User | Non
     _require_admin(by)
     table = Users(db, "")
     with db.transaction() as tx:
+        tx.lock_shared()  # shared rows: one writer of them at a time
         have = table.by_name(name, tx)
         if have is not None:
             raise InvalidInput(
@@ -111,6 +133,7 @@ def set_role(db: Backend, username: str, role: str, *, by: User | None = None) -
     _require_admin(by)
     table = Users(db, "")
     with db.transaction() as tx:
+        tx.lock_shared()  # shared rows: one writer of them at a time
         user = table.by_name(name, tx)
         if user is None:
             raise NotFound(f"No user {name!r}; add it with `bigmind user add {name} --role {r}`.")

@@ -40,6 +40,7 @@ class Tx(Protocol):
     def script(self, sql: str) -> None: ...
     def columns(self, table: str) -> set[str]: ...
     def table_exists(self, name: str) -> bool: ...
+    def lock_shared(self) -> None: ...  # also writes shared rows (users, people…)
 
 
 class Backend(Protocol):
@@ -61,6 +62,8 @@ class Backend(Protocol):
     def scrub(self, rewrite: Sequence[str], tidy: Sequence[str] = ()) -> str: ...
     def columns(self, table: str) -> set[str]: ...
     def table_exists(self, name: str) -> bool: ...
+    def for_user(self, user_id: str) -> Backend: ...  # acting for one user (PostgreSQL RLS)
+    def maintenance(self) -> Backend: ...  # across users (migrations, embedder, copier)
 
 
 _PRAGMAS = (
@@ -232,6 +235,13 @@ class SQLiteBackend:
             if block:
                 yield block
 
+    def for_user(self, user_id: str) -> SQLiteBackend:
+        """The same connection: privacy is the store's queries' (PostgreSQL adds policies)."""
+        return self
+
+    def maintenance(self) -> SQLiteBackend:
+        return self
+
     def reader(self) -> SQLiteBackend:
         """Another connection to the same file (WAL: it reads while this one writes)."""
         return SQLiteBackend(self.location, busy_timeout_ms=self._busy_timeout_ms)
@@ -347,3 +357,6 @@ class _SQLiteTx:
 
     def table_exists(self, name: str) -> bool:
         return self._b.table_exists(name)
+
+    def lock_shared(self) -> None:
+        """One writer at a time already (BEGIN IMMEDIATE)."""

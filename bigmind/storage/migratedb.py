@@ -439,6 +439,7 @@ def migrate_database(
     """Copy everything of ``src`` that ``tgt`` lacks, then verify; see the module doc."""
     started = time.monotonic()
     _check_schema(src)
+    tgt = tgt.maintenance()  # every user's rows: the tables' owner role only (pgpolicies)
     users = _user_map(src, tgt)
     model, vectors = _vector_plan(src, tgt)
     report = MigrationReport(src.location, tgt.location, vectors, model is not None)

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 from bigmind.errors import BackendUnavailable
 from bigmind.models import TS_FORMAT, content_hash, now_ts
-from bigmind.storage import directory
+from bigmind.storage import directory, pgpolicies
 from bigmind.storage.db import Backend, Tx
 from bigmind.storage.secrets import sweep_all
 
@@ -679,6 +679,12 @@ def _m0023_directory(tx: Tx, dialect: str) -> None:
     directory.rebuild(tx, now_ts())
 
 
+def _m0024_row_level_security(tx: Tx, dialect: str) -> None:
+    """PostgreSQL enforces privacy and roles itself (:mod:`bigmind.storage.pgpolicies`)."""
+    if dialect == "postgresql":
+        pgpolicies.guard_all(tx)
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -703,6 +709,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0021_attempts", _m0021_attempts),
     Migration("0022_api_tokens", _m0022_api_tokens),
     Migration("0023_directory", _m0023_directory),
+    Migration("0024_row_level_security", _m0024_row_level_security),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -716,6 +723,7 @@ def applied(backend: Backend) -> list[str]:
 def migrate(backend: Backend, migrations: list[Migration] | None = None) -> list[str]:
     """Apply every pending migration, each in its own transaction. Returns the names applied."""
     steps = MIGRATIONS if migrations is None else migrations
+    backend = backend.maintenance()  # a step may rewrite every user's rows (pgpolicies)
     try:
         with backend.transaction() as tx:
             tx.script(

@@ -7,10 +7,19 @@ index out of a primary-key lookup) is dropped. What differs for real — full-te
 vectors, integrity checks — lives in dialect-specific modules (:mod:`bigmind.search.pgtext`, the
 PostgreSQL branches of :mod:`bigmind.search.vectors` and :mod:`bigmind.storage.migrations`).
 
-Connections come from a pool (psycopg 3). Reads run in autocommit; a write transaction takes
-one transaction-scoped advisory lock first, so writers queue exactly as SQLite's single
-writer does (every "look, then insert" in the store stays race-free), while reads never wait.
-``BIGMIND_BUSY_TIMEOUT_MS`` bounds the wait for that lock.
+Connections come from a pool (psycopg 3). Every backend has a scope: the user whose rows it may
+see (:meth:`PostgresBackend.for_user`, the ``bigmind.user_id`` setting the row-level security
+policies of :mod:`bigmind.storage.pgpolicies` read), the cross-user maintenance scope
+(:meth:`PostgresBackend.maintenance`), or neither (shared rows only). Views share one pool; a
+connection handed out carries its view's settings, set when it last carried another's (one
+statement, skipped while one user's calls reuse the pool).
+
+Reads run in autocommit; a write transaction takes transaction-scoped advisory locks first, so
+every "look, then insert" stays race-free, while reads never wait: a user's writes take that
+user's lock (two users' writers run side by side, one user's queue), writes outside a user
+take the shared key, and a maintenance transaction takes the global key exclusively, which
+every other writer holds shared — always in the order global, user, shared, so no two
+transactions wait for each other. ``BIGMIND_BUSY_TIMEOUT_MS`` bounds the wait for a lock.
 """
 
 from __future__ import annotations
@@ -18,19 +27,23 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from bigmind.config import redact as redact
-from bigmind.errors import BackendUnavailable
+from bigmind.errors import BackendUnavailable, Forbidden
+from bigmind.storage.pgpolicies import MAINTENANCE_SETTING, USER_SETTING
 
 log = logging.getLogger(__name__)
 
 Row = dict[str, Any]
 Params = Sequence[Any]
 
-WRITE_LOCK_KEY = 0x6269676D  # "bigm": the one advisory lock every write transaction takes
+WRITE_LOCK_KEY = 0x6269676D  # "bigm": held shared by writers, exclusively by maintenance
+USER_LOCK_CLASS = 0x62696775  # "bigu": (class, hashtext(user id)) keys one user's writers
+SHARED_LOCK_KEY = 0x62696773  # "bigs": writes outside any one user's rows (users, people…)
 CONNECT_TIMEOUT_S = 10
 HNSW_EF_SEARCH = 200
 REWRITE_MAX_ROWS = 100_000  # a bigger table is not rewritten after a forget (seconds of lock)
@@ -102,13 +115,20 @@ class PostgresBackend:
         self.url = url
         self.location = redact(url)
         self._busy_timeout_ms = busy_timeout_ms
-        self.statements = 0
-        self.transactions = 0
-        if _shared is not None:  # a reader(): the same pool, and close() leaves it open
+        self.user_id = ""  # whose rows this view reads and writes ('': nobody's)
+        self.maintaining = False  # the cross-user maintenance scope (pgpolicies)
+        if _shared is not None:  # a view: the same pool, and close() leaves it open
+            self._root: PostgresBackend = _shared._root
             self._pool: Any = _shared._pool
             self.vec_version: str | None = _shared.vec_version
             self._owns_pool = False
+            self.user_id, self.maintaining = _shared.user_id, _shared.maintaining
             return
+        self._root = self
+        self._statements = 0
+        self._transactions = 0
+        # What each pooled connection has in force: (user id, maintenance).
+        self._scopes: weakref.WeakKeyDictionary[Any, tuple[str, bool]] = weakref.WeakKeyDictionary()
         self.vec_version = self._prepare()
         from psycopg_pool import ConnectionPool
 
@@ -122,6 +142,39 @@ class PostgresBackend:
             open=True,
         )
         self._owns_pool = True
+
+    # -- counters (shared by the views of one pool) ----------------------------------------
+    @property
+    def statements(self) -> int:
+        return self._root._statements
+
+    @statements.setter
+    def statements(self, n: int) -> None:
+        self._root._statements = n
+
+    @property
+    def transactions(self) -> int:
+        return self._root._transactions
+
+    @transactions.setter
+    def transactions(self, n: int) -> None:
+        self._root._transactions = n
+
+    # -- scopes ----------------------------------------------------------------------------
+    def _view(self, user_id: str, maintaining: bool) -> PostgresBackend:
+        view = PostgresBackend(self.url, busy_timeout_ms=self._busy_timeout_ms, _shared=self)
+        view.user_id, view.maintaining = user_id, maintaining
+        return view
+
+    def for_user(self, user_id: str) -> PostgresBackend:
+        """The same pool, acting for ``user_id``: its private rows, the shared ones, its
+        write lock."""
+        return self if self.user_id == user_id else self._view(user_id, False)
+
+    def maintenance(self) -> PostgresBackend:
+        """The same pool, across users (migrations, the copier, the embedder, the usage
+        flusher). PostgreSQL honours it only for a role that owns the tables."""
+        return self if self.maintaining else self._view("", True)
 
     # -- connections -----------------------------------------------------------------------
     def _prepare(self) -> str | None:
@@ -176,11 +229,24 @@ class PostgresBackend:
 
         try:
             with self._pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
+                self._scope(conn)
                 yield conn
         except PoolTimeout as exc:
             raise self._unavailable(exc) from exc
         except self._psycopg.OperationalError as exc:
             raise self._unavailable(exc) from exc
+
+    def _scope(self, conn: Any) -> None:
+        """Put this view's settings in force on ``conn`` (session-wide, set outside any
+        transaction so a rollback cannot undo them) unless they already are."""
+        want = (self.user_id, self.maintaining)
+        scopes = self._root._scopes
+        if scopes.get(conn, ("", False)) != want:
+            conn.execute(
+                "SELECT set_config(%s, %s, false), set_config(%s, %s, false)",
+                (USER_SETTING, want[0], MAINTENANCE_SETTING, "on" if want[1] else ""),
+            )
+            scopes[conn] = want
 
     # -- reads -----------------------------------------------------------------------------
     def query(self, sql: str, params: Params = ()) -> list[Row]:
@@ -198,8 +264,8 @@ class PostgresBackend:
                     yield block
 
     def reader(self) -> PostgresBackend:
-        """The same pool (a stream holds one of its connections while it runs)."""
-        return PostgresBackend(self.url, busy_timeout_ms=self._busy_timeout_ms, _shared=self)
+        """The same pool and scope (a stream holds one of its connections while it runs)."""
+        return self._view(self.user_id, self.maintaining)
 
     # -- writes ----------------------------------------------------------------------------
     @contextmanager
@@ -210,13 +276,31 @@ class PostgresBackend:
         with self._connection() as conn:
             try:
                 with conn.transaction():
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+                    conn.execute(*self._locks())
                     yield _PostgresTx(self, conn)
             except (errors.LockNotAvailable, errors.QueryCanceled) as exc:
                 raise BackendUnavailable(
                     "Another client held the database write lock past the busy timeout; "
                     "retry, or raise BIGMIND_BUSY_TIMEOUT_MS."
                 ) from exc
+            except errors.InsufficientPrivilege as exc:
+                raise Forbidden(f"PostgreSQL refused: {exc.diag.message_primary or exc}") from exc
+
+    def _locks(self) -> tuple[str, tuple[Any, ...]]:
+        """The advisory locks a write transaction takes first, in the one order (global,
+        user, shared): maintenance holds the global key alone; a user's writers hold it
+        shared and their user's key; writers outside any user, the shared key."""
+        if self.maintaining:
+            return "SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,)
+        if self.user_id:
+            return (
+                "SELECT pg_advisory_xact_lock_shared(%s), pg_advisory_xact_lock(%s, hashtext(%s))",
+                (WRITE_LOCK_KEY, USER_LOCK_CLASS, self.user_id),
+            )
+        return (
+            "SELECT pg_advisory_xact_lock_shared(%s), pg_advisory_xact_lock(%s)",
+            (WRITE_LOCK_KEY, SHARED_LOCK_KEY),
+        )
 
     @contextmanager
     def trial(self) -> Iterator[_PostgresTx]:
@@ -281,6 +365,12 @@ class _PostgresTx:
 
     def execute(self, sql: str, params: Params = ()) -> list[Row]:
         return self._b._run(self._conn, sql, params)
+
+    def lock_shared(self) -> None:
+        """This transaction also writes shared rows (users, people, company knowledge): take
+        the shared key after the user's, so their "look, then insert" stays race-free."""
+        if self._b.user_id and not self._b.maintaining:
+            self._b._run(self._conn, "SELECT pg_advisory_xact_lock(?) AS x", (SHARED_LOCK_KEY,))
 
     def script(self, sql: str) -> None:
         self._conn.execute(sql)  # no parameters: several statements may run at once

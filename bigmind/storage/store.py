@@ -97,29 +97,42 @@ class Store:
         project: projects.Project | None = None,
         session_gap_minutes: int = SESSION_GAP_MINUTES,
     ) -> None:
-        self.db = backend
         self.session_gap_minutes = session_gap_minutes
         self.mode = mode
         self.home_project = project  # the process's own (working directory, setting)
-        self.user = self._ensure_user(username)
-        self.sessions = Sessions(backend, self.uid)
-        self.facts = Facts(backend, self.uid)
-        self.links = FactLinks(backend, self.uid)
-        self.fact_files = FactFiles(backend, self.uid)
-        self.chunks = Chunks(backend, self.uid)
-        self.profiles = Profiles(backend, self.uid)
-        self.directory = Directory(backend, self.uid)  # the user's card: kept with each session
+        self.user = self._ensure_user(backend, username)
+        # Every read and write from here on acts for this user (PostgreSQL's row-level
+        # security sees the setting; SQLite's backend is itself).
+        self.db = backend.for_user(self.uid)
+        self.sessions = Sessions(self.db, self.uid)
+        self.facts = Facts(self.db, self.uid)
+        self.links = FactLinks(self.db, self.uid)
+        self.fact_files = FactFiles(self.db, self.uid)
+        self.chunks = Chunks(self.db, self.uid)
+        self.profiles = Profiles(self.db, self.uid)
+        self.directory = Directory(self.db, self.uid)  # the user's card: kept with each session
 
     # -- users -------------------------------------------------------------------------------
-    def _ensure_user(self, username: str) -> User:
+    def _ensure_user(self, backend: Backend, username: str) -> User:
         username = check_text("username", username, limits.NAME)
         # The personal-mode owner administers their memory; in team and enterprise modes a
-        # new user is a member until `bigmind user set-role` says otherwise.
-        role = "admin" if self.mode == "personal" else "member"
+        # new user is a member until `bigmind user set-role` says otherwise. A known user
+        # is seen as itself (PostgreSQL lets a user touch only its own rows).
+        known = Users(backend, "").by_name(username)
+        db = backend if known is None else backend.for_user(known.id)
         ts = now_ts()
-        with self.db.transaction() as tx:
-            user = Users(self.db, "").ensure(tx, username, role, ts)
-            Directory(self.db, user.id).ensure(tx, ts)
+        with db.transaction() as tx:
+            table = Users(db, "")
+            role = "member"
+            if known is None and self.mode == "personal" and not table.count_admins(tx):
+                role = "admin"  # the owner; a second user of the file joins as a member
+            user = table.ensure(tx, username, role, ts)
+            if known is not None:
+                Directory(db, user.id).ensure(tx, ts)
+        if known is None:  # the new user's card, written as that user
+            mine = backend.for_user(user.id)
+            with mine.transaction() as tx:
+                Directory(mine, user.id).ensure(tx, ts)
         return user
 
     @property

@@ -9,6 +9,7 @@ from typing import Any
 from bigmind.models import now_ts
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.facts import Facts
+from bigmind.storage.pgpolicies import TAKEN
 from bigmind.storage.table import Table, marks
 
 # Every row a user owns, per table, parents before children.
@@ -61,6 +62,9 @@ class Transfer(Table):
                 f"SELECT id, user_id FROM sessions WHERE id IN ({marks(part)})", part
             )
             out.update({str(r["id"]): str(r["user_id"]) for r in rows})
+            if self.db.dialect == "postgresql":  # another user's rows are out of sight there
+                taken = self.db.query(TAKEN, ("sessions", part))
+                out.update({str(r["id"]): "" for r in taken if str(r["id"]) not in out})
         return out
 
     def user_exists(self, tx: Tx, user_id: str) -> bool:
@@ -82,6 +86,9 @@ class Transfer(Table):
         return rows[0]["id"] if rows else None
 
     def id_taken(self, tx: Tx, table: str, row_id: object) -> bool:
+        """Whether any row of ``table``, whoever's, has this id."""
+        if tx.dialect == "postgresql":
+            return bool(tx.execute(TAKEN, (_table(table), [str(row_id)])))
         return bool(tx.execute(f"SELECT 1 AS x FROM {_table(table)} WHERE id = ?", (row_id,)))
 
     def insert(self, tx: Tx, table: str, row: Row) -> Any:

@@ -31,6 +31,7 @@ class Users(Table):
 
     def add(self, tx: Tx, username: str, role: str, ts: str, *, seen: bool = False) -> None:
         """A new user with a fresh id; ``seen``: also its first ``last_seen``."""
+        tx.lock_shared()
         tx.execute(
             "INSERT INTO users(id, username, role, created_at, last_seen) VALUES (?, ?, ?, ?, ?)",
             (new_id(), username, role, ts, ts if seen else None),
@@ -38,6 +39,7 @@ class Users(Table):
 
     def ensure(self, tx: Tx, username: str, role: str, ts: str) -> User:
         """The user, seen at ``ts``; created with ``role`` if new."""
+        tx.lock_shared()
         if self.by_name(username, tx) is None:
             self.add(tx, username, role, ts, seen=True)
         else:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from bigmind.models import now_ts
 from bigmind.storage.db import Backend, Row, Tx
+from bigmind.storage.pgpolicies import vector_policy_ddl
 from bigmind.storage.table import marks
 
 CONTEXT_TURNS = 2  # earlier exchanges of the session embedded with a chunk's context vector
@@ -178,7 +179,8 @@ class VectorTables:
                 f"CREATE TABLE IF NOT EXISTS {t} (rowid BIGINT PRIMARY KEY,"
                 f" user_id TEXT NOT NULL, embedding vector({dim}) NOT NULL);"
                 f" CREATE INDEX IF NOT EXISTS {t}_user ON {t} (user_id, rowid);"
-                f" CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops)"
+                f" CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_cosine_ops);"
+                f" {vector_policy_ddl(t)}"
             )
         return (
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {t} USING vec0("
