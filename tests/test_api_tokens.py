@@ -66,3 +66,17 @@ def test_what_is_not_a_live_token_is_refused(store: Store) -> None:
     assert tokens.check(store.db, made.secret + "x") is None
     assert tokens.check(store.db, made.secret[3:]) is None  # without the prefix
     assert tokens.check(store.db, "bm_" + "a" * 500) is None
+
+
+def test_another_users_tokens_need_an_admin(
+    store: Store, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert cli(capsys, "token", "create", "bob")[0] == 0  # alice, the first user, is admin
+    monkeypatch.setenv("BIGMIND_USER", "bob")  # a member
+    code, out, _ = cli(capsys, "token", "create", "bob")
+    assert code == 0 and out.startswith("bm_")  # their own
+    assert cli(capsys, "token", "list", "bob")[0] == 0
+    for args in (("create", "alice"), ("list",), ("revoke", "alice")):
+        code, _, err = cli(capsys, "token", *args)
+        assert code == 4 and "Only an admin can" in err and err.count("\n") == 1
+    assert cli(capsys, "token", "revoke", "bob")[0] == 0

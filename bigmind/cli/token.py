@@ -1,6 +1,7 @@
 """``bigmind token``: the HTTP gateway's bearer tokens — create (shown once), list, revoke.
 
-Like ``bigmind user``, whoever can reach the database administers it from the command line.
+Like ``bigmind user``, the command acts as ``BIGMIND_USER``: anyone may make, list and revoke
+their own tokens; another user's need an admin (until the database has one, anyone).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from collections.abc import Sequence
 
 from bigmind.cli.commands import emit
 from bigmind.cli.main import load_settings
+from bigmind.errors import Forbidden
 from bigmind.models import now_ts
+from bigmind.storage.db import Backend
 from bigmind.storage.tokens import TokenRow
 
 
@@ -50,8 +53,12 @@ def cmd_token(args: argparse.Namespace) -> int:
     from bigmind.memory import tokens
     from bigmind.storage.connect import open_database
 
-    db = open_database(load_settings(), create=args.action == "create")
+    settings = load_settings()
+    db = open_database(settings, create=args.action == "create")
     try:
+        target = args.user if args.action != "revoke" else args.who
+        if target != settings.user:
+            _require_admin(db, settings.user, args.action)
         if args.action == "create":
             made = tokens.create(db, args.user, days=args.expires, label=args.label)
             t = made.token
@@ -72,6 +79,18 @@ def cmd_token(args: argparse.Namespace) -> int:
     finally:
         db.close()
     return 0
+
+
+def _require_admin(db: Backend, username: str, action: str) -> None:
+    """Another user's tokens (or everyone's) are an admin's to handle."""
+    from bigmind.memory import users
+
+    _, me = users.acting_admin(db, username)
+    if me is not None and me.role != "admin":
+        raise Forbidden(
+            f"Only an admin can {action} other users' tokens; {username!r} (BIGMIND_USER) is a "
+            f"{me.role}. Run the command as an admin, or for your own tokens."
+        )
 
 
 def _table(found: Sequence[TokenRow]) -> str:
