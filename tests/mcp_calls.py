@@ -72,20 +72,23 @@ def spawn_serve(db: Path, **env: str) -> subprocess.Popen[str]:
     )
 
 
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+
+
 def send(proc: subprocess.Popen[str], *calls: tuple[str, dict[str, Any]]) -> None:
     """Initialize, then send ``(tool, arguments)`` calls with ids 2, 3, …"""
     assert proc.stdin
     msgs: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
     for i, (tool, arguments) in enumerate(calls, start=2):

@@ -12,6 +12,7 @@ import httpx2
 import pytest
 from conftest import free_port
 from gateway_world import Running, mcp_session, running, text
+from mcp_calls import INITIALIZE
 
 from bigmind.config import Settings
 from bigmind.memory import tokens
@@ -20,16 +21,7 @@ from bigmind.storage.tokens import Tokens
 from bigmind.storage.users import Users
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
+INIT = INITIALIZE
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 

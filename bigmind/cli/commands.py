@@ -12,7 +12,7 @@ import contextlib
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bigmind import project
@@ -252,7 +252,8 @@ def _savings(t: dict[str, Any]) -> str:
 
 
 # -- users ------------------------------------------------------------------------------------
-def user_arguments(sp: argparse.ArgumentParser) -> None:
+def actions(sp: argparse.ArgumentParser) -> Callable[[str, str, str], argparse.ArgumentParser]:
+    """A command's ACTIONs (``bigmind user list``): adds one by name, help and example."""
     sub = sp.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     def action(name: str, text: str, example: str) -> argparse.ArgumentParser:
@@ -268,6 +269,12 @@ def user_arguments(sp: argparse.ArgumentParser) -> None:
             "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output"
         )
         return p
+
+    return action
+
+
+def user_arguments(sp: argparse.ArgumentParser) -> None:
+    action = actions(sp)
 
     action("list", "List the users of this database and their roles.", "bigmind user list")
     add = action("add", "Register a user.", "bigmind user add bob --role curator")

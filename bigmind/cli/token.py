@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from bigmind.cli.commands import emit
+from bigmind.cli.commands import actions, emit
 from bigmind.cli.main import load_settings
 from bigmind.errors import Forbidden
 from bigmind.models import now_ts
@@ -18,21 +18,7 @@ from bigmind.storage.tokens import TokenRow
 
 
 def token_arguments(sp: argparse.ArgumentParser) -> None:
-    sub = sp.add_subparsers(dest="action", metavar="ACTION", required=True)
-
-    def action(name: str, text: str, example: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(
-            name,
-            help=text,
-            description=text,
-            epilog=f"example: {example}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        p.add_argument(
-            "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output"
-        )
-        return p
-
+    action = actions(sp)
     create = action(
         "create",
         "Make a token for USER (added as a member if new) and print it once.",
