@@ -143,7 +143,7 @@ class Runtime:
             from bigmind.search.semantic import Semantic
 
             # The embedder writes every user's vectors: the maintenance scope (pgpolicies).
-            sem = Semantic(backend.maintenance(), s, loader=self._loader or load_embedder)
+            sem = Semantic(backend, s, loader=self._loader or load_embedder)
 
             def check() -> bool:
                 """Facts stored before the model was ready: checked now, outcomes reported to

@@ -65,7 +65,8 @@ def test_a_quiet_user_below_the_recency_window_still_finds_their_rows(backend: B
     keyword.text_search(alice.db).budget = 5  # bob's 30 matches fill the recency window of 5
     hits = keyword.hits(alice, "chunk", "deploy", limit=5)
     assert [h.text.replace("**", "") for h in hits] == ["deploy checklist for the billing service"]
-    assert "most recent matches" in hits[0].why
+    if backend.dialect == "sqlite":  # PostgreSQL's row-level security shows alice no other rows
+        assert "most recent matches" in hits[0].why
     keyword.text_search(
         bob.db
     ).budget = 5  # bob has enough recent matches: no look below the window

@@ -34,7 +34,7 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
     rt = runtime()
     try:
-        sem = Semantic(rt.store.db.maintenance(), rt.settings)
+        sem = Semantic(rt.store.db, rt.settings)
         ready = True
         try:
             sem.load_now()

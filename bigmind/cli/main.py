@@ -65,7 +65,7 @@ def foreground_recall(rt: Runtime) -> Recall:
     from bigmind.search.recall import Recall
     from bigmind.search.semantic import Semantic
 
-    sem = Semantic(rt.store.db.maintenance(), rt.settings)
+    sem = Semantic(rt.store.db, rt.settings)
     try:
         sem.load_now()
     except BigMindError as exc:
@@ -160,7 +160,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
     rt = runtime()
     try:
-        sem = Semantic(rt.store.db.maintenance(), rt.settings)
+        sem = Semantic(rt.store.db, rt.settings)
         if sem.status().state in ("off", "unavailable"):
             raise BigMindError(f"Semantic search is {sem.status().state}: {sem.status().detail}.")
         n = sem.reindex(progress("Embedding"))

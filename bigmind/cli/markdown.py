@@ -60,7 +60,7 @@ def _semantic(rt: Runtime) -> Semantic | None:
     (and the running server checks the new facts for paraphrases later)."""
     from bigmind.search.semantic import Semantic
 
-    sem = Semantic(rt.store.db.maintenance(), rt.settings)
+    sem = Semantic(rt.store.db, rt.settings)
     if sem.status().state == "off":
         return None
     try:

@@ -28,7 +28,10 @@ def cmd_scan_secrets(args: argparse.Namespace) -> int:
 
     db = open_database(load_settings(), create=False)
     try:
-        report = scan(db, apply=not args.dry_run, progress=progress("Scanning tables"))
+        # Every user's memory: the tables' owner role only, under row-level security.
+        report = scan(
+            db.maintenance(), apply=not args.dry_run, progress=progress("Scanning tables")
+        )
         where = db.location
     finally:
         db.close()

@@ -65,7 +65,9 @@ class Semantic:
         *,
         loader: Callable[[Settings], Embedder | None] = load_embedder,
     ) -> None:
-        self.vectors = VectorStore(db)
+        # Every user's memories are embedded: the vector tables are read and written across
+        # users (the tables' owner role only, under PostgreSQL's row-level security).
+        self.vectors = VectorStore(db.maintenance())
         self.settings = settings
         self._loader = loader
         self._embedder: Embedder | None = None
