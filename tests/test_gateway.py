@@ -362,3 +362,15 @@ async def test_each_call_works_in_the_project_of_its_clients_roots(
             "memory_store_fact", {"category": "codebase", "fact": "The shop is written in Go"}
         )
     assert "(project shop)" in text(stored)
+
+
+def test_the_open_login_form_reads_no_more_than_a_form(gateway: Running) -> None:
+    huge = httpx2.post(f"{gateway.url}/login", data={"token": "x" * 100_000, "next": "/"})
+    assert huge.status_code == 400 and "too large" in huge.text
+    fields = "&".join(f"f{i}=1" for i in range(20))
+    many = httpx2.post(
+        f"{gateway.url}/login",
+        content=fields.encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert many.status_code == 400

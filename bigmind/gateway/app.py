@@ -270,6 +270,18 @@ async def _raw(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+async def _small_form(request: Request) -> dict[str, str] | None:
+    """A login or logout form, read only up to :data:`FORM_BYTES` (None beyond: /login is
+    open to anyone, so nothing unbounded is held in memory)."""
+    body = await _read_body(request.receive, FORM_BYTES)
+    if body is None:
+        return None
+    try:
+        return dict(parse_qsl(body.decode("utf-8", "replace"), max_num_fields=8))
+    except ValueError:  # more fields than a login form has
+        return None
+
+
 def _cookie(headers: Headers, name: str) -> str | None:
     for part in headers.get("cookie", "").split(";"):
         key, _, value = part.strip().partition("=")
@@ -318,10 +330,9 @@ def build_gateway(
     async def login(request: Request) -> Response:
         if request.headers.get("sec-fetch-site") == "cross-site":
             return login_page(request, "A login from another site was refused.", 403)
-        body = await request.body()
-        if len(body) > FORM_BYTES:
+        form = await _small_form(request)
+        if form is None:
             return login_page(request, "That form is too large.", 400)
-        form = dict(parse_qsl(body.decode("utf-8", "replace"), max_num_fields=8))
         try:
             who = await verifier.bearer(form.get("token", "").strip())
         except Refused as refused:
@@ -340,8 +351,7 @@ def build_gateway(
 
     async def logout(request: Request) -> Response:
         login = request.scope.get(LOGIN)
-        body = await request.body()
-        form = dict(parse_qsl(body.decode("utf-8", "replace"), max_num_fields=8))
+        form = await _small_form(request) or {}
         if isinstance(login, Login) and hmac.compare_digest(form.get("csrf", ""), login.csrf):
             logins.close(_cookie(request.headers, COOKIE) or "")
         response = RedirectResponse("/login", status_code=303)
