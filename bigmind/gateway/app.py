@@ -30,7 +30,7 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware as AsgiMiddleware
-from starlette.requests import Request
+from starlette.requests import Request, cookie_parser
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.templating import Jinja2Templates
@@ -53,7 +53,7 @@ from bigmind.mcp.metrics import ToolMetrics
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
 from bigmind.web import ops, rest
-from bigmind.web.app import SECURITY_HEADERS, create_app, page_environment
+from bigmind.web.app import SECURITY_HEADERS, create_app, local_path, page_environment
 from bigmind.web.ops import Metrics, MetricsMiddleware
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,8 @@ class Guard:
                 await self._refuse(scope, send, refused, str(client[0]))
                 return None
         api = scope["path"].startswith(API_PREFIXES)
-        cookie = None if api else _cookie(headers, COOKIE)  # /mcp and /api: bearer only
+        # /mcp and /api: bearer only
+        cookie = None if api else cookie_parser(headers.get("cookie", "")).get(COOKIE)
         login = self.logins.get(cookie) if cookie else None
         if login is not None:
             scope[LOGIN] = login
@@ -244,27 +245,20 @@ async def _json(
     send: Send, status: int, kind: str, message: str, headers: dict[str, str] | None = None
 ) -> None:
     body = json.dumps({"error": {"type": kind, "message": message}}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *((k.encode(), v.encode("latin-1")) for k, v in (headers or {}).items()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await _raw(send, status, body, headers)
 
 
-async def _raw(send: Send, status: int, body: bytes) -> None:
+async def _raw(send: Send, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
     kind = [(b"content-type", b"application/json")] if body else []
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [*kind, (b"content-length", str(len(body)).encode())],
+            "headers": [
+                *kind,
+                (b"content-length", str(len(body)).encode()),
+                *((k.encode(), v.encode("latin-1")) for k, v in (headers or {}).items()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -282,18 +276,9 @@ async def _small_form(request: Request) -> dict[str, str] | None:
         return None
 
 
-def _cookie(headers: Headers, name: str) -> str | None:
-    for part in headers.get("cookie", "").split(";"):
-        key, _, value = part.strip().partition("=")
-        if key == name and value:
-            return value
-    return None
-
-
-def _local(path: str) -> str:
-    """A path on this site to go to after logging in (never another site's address)."""
-    ok = path.startswith("/") and path[1:2] not in ("/", "\\") and not path.startswith("/login")
-    return path if ok else "/"
+def _next(path: str) -> str:
+    """Where to go after logging in: a path on this site other than the login page."""
+    return path if local_path(path) and not path.startswith("/login") else "/"
 
 
 def build_gateway(
@@ -319,7 +304,7 @@ def build_gateway(
     def login_page(request: Request, message: str = "", status: int = 200) -> Response:
         context = {
             "message": message,
-            "next": _local(request.query_params.get("next", "/")),
+            "next": _next(request.query_params.get("next", "/")),
             "oidc": verifier.jwt is not None,
             "hours": LOGIN_HOURS,
         }
@@ -338,7 +323,7 @@ def build_gateway(
         except Refused as refused:
             log.info("gateway: page login refused: %s", refused)
             return login_page(request, f"Not logged in: {refused.reason}.", 401)
-        response = RedirectResponse(_local(form.get("next", "/")), status_code=303)
+        response = RedirectResponse(_next(form.get("next", "/")), status_code=303)
         response.set_cookie(
             COOKIE,
             logins.open(who),
@@ -353,7 +338,7 @@ def build_gateway(
         login = request.scope.get(LOGIN)
         form = await _small_form(request) or {}
         if isinstance(login, Login) and hmac.compare_digest(form.get("csrf", ""), login.csrf):
-            logins.close(_cookie(request.headers, COOKIE) or "")
+            logins.close(request.cookies.get(COOKIE, ""))
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE)
         return response

@@ -255,7 +255,7 @@ def create_app(
             "forget.html",
             target=target,
             details=forget.preview(rt.store, target),
-            back=back if _local(back) else "",
+            back=back if local_path(back) else "",
         )
 
     async def forget_now(request: Request) -> Response:
@@ -430,14 +430,14 @@ def _query(request: Request, **changes: object) -> str:
     return "?" + urlencode(params) if params else "?"
 
 
-def _local(path: str | None) -> bool:
+def local_path(path: str | None) -> bool:
     """A path on this site (never another site's address)."""
     return bool(path) and str(path).startswith("/") and str(path)[1:2] not in ("/", "\\")
 
 
 def _back(back: str | None, default: str, notice: str, item: int) -> RedirectResponse:
     """Redirect after a POST to a local page (never another site), with a notice."""
-    target = back if back and _local(back) else default
+    target = back if back and local_path(back) else default
     path, _, qs = target.partition("?")
     kept = [p for p in qs.split("&") if p and not p.startswith(("notice=", "id="))]
     kept += [f"notice={notice}", f"id={item}"]
