@@ -61,7 +61,7 @@ def create(
             user = users.by_name(name, tx)
         assert user is not None
         tokens.insert(tx, token_id, user.id, digest(secret), note, ts, expires)
-    made = next(t for t in tokens.listed(user.id) if t.id == token_id)
+    made = TokenRow(token_id, user.username, user.id, note, ts, expires, None, None)
     return Made(made, secret)
 
 
