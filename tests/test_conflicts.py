@@ -64,13 +64,11 @@ async def test_rivals_are_shown_together_wherever_a_fact_is_shown(sem_runtime: R
         await call(client, "memory_start_session")
         ready(rt)
         kafka = await store(client, KAFKA)
-        text, data = await call(client, "memory_store_fact", category="codebase", fact=RABBIT)
-        rabbit = data["fact_id"]
-        assert data["created"] and [c["fact_id"] for c in data["possible_conflicts"]] == [kafka]
-        assert f"⚠️ Fact #{rabbit}" in text and f"conflicts with #{kafka}" in text
-        assert f"memory_deprecate_fact({kafka}," in text and "memory_update_fact" in text
-
+        rabbit = await store(client, RABBIT)
+        ready(rt)  # checked in the background; told in the next reply
         packet, _ = await call(client, "memory_get_context")
+        assert f"⚠️ Fact #{rabbit}" in packet and f"conflicts with #{kafka}" in packet
+        assert f"memory_deprecate_fact({kafka}," in packet and "memory_update_fact" in packet
         assert KAFKA in packet and RABBIT in packet
         assert f"⚠️ conflicts with #{rabbit} (newer" in packet  # under the older fact
         assert f"⚠️ conflicts with #{kafka} (older" in packet  # under the newer one
@@ -107,6 +105,7 @@ async def test_several_rivals_come_newest_first(sem_runtime: Runtime) -> None:
     async with Client(build_server(rt.settings, rt)) as client:
         ready(rt)
         ids = [await store(client, f"The session timeout is {m} minutes") for m in (30, 15, 60)]
+        ready(rt)
         _, data = await call(client, "memory_search_facts", query="session timeout minutes")
         hits = by_id(data["results"])
         assert [r["fact_id"] for r in hits[ids[0]]["rivals"]] == [ids[2], ids[1]]
@@ -119,10 +118,10 @@ async def test_a_fact_that_says_it_replaces_another_hides_it(sem_runtime: Runtim
     async with Client(build_server(rt.settings, rt)) as client:
         ready(rt)
         old = await store(client, PG14)
-        text, data = await call(client, "memory_store_fact", category="codebase", fact=PG16)
-        new = data["fact_id"]
-        assert data["supersedes"] == [old] and f"Fact #{new} supersedes #{old}" in text
-
+        new = await store(client, PG16)
+        ready(rt)
+        packet, _ = await call(client, "memory_get_context")
+        assert f"Fact #{new} supersedes #{old}" in packet  # told once
         packet, _ = await call(client, "memory_get_context")
         assert PG16 in packet and PG14 not in packet
         _, data = await call(
@@ -171,7 +170,7 @@ async def test_a_paraphrase_written_before_the_model_is_ready_is_merged_and_told
         async with Client(build_server(sem_settings, rt)) as client:
             _, started = await call(client, "memory_start_session")
             first = await store(client, PYTEST, "preference", importance=4)
-            text, data = await call(
+            _, data = await call(
                 client,
                 "memory_store_fact",
                 category="preference",
@@ -181,7 +180,7 @@ async def test_a_paraphrase_written_before_the_model_is_ready_is_merged_and_told
                 files=["pyproject.toml"],
             )
             second = data["fact_id"]
-            assert data["created"] and "Only an exact-repeat check ran" in text
+            assert data["created"]
             await call(client, "memory_search_facts", query=PYTEST_AGAIN)  # both used once
             rt.flush_usage()
             uses = {f: rt.store.get_fact(f).access_count for f in (first, second)}
@@ -222,7 +221,7 @@ def rt_store_facts(settings: Settings, *ids: int) -> list[Any]:
 def test_facts_of_a_server_without_model_are_checked_by_the_next(sem_settings: Settings) -> None:
     plain = Runtime(sem_settings)  # a process that never loads the model (or exits first)
     written = [
-        dedup.store_fact(plain.store, plain.semantic, cat, text)
+        plain.store.store_fact(cat, text)
         for cat, text in (
             ("preference", PYTEST),
             ("codebase", KAFKA),
@@ -232,8 +231,8 @@ def test_facts_of_a_server_without_model_are_checked_by_the_next(sem_settings: S
             ("codebase", PG16),
         )
     ]
-    ids = [w.fact.id for w in written]
-    assert all(w.created and not w.semantic_checked for w in written)
+    ids = [fact.id for fact, created, _ in written]
+    assert all(created for _, created, _ in written)
     plain.close()
 
     rt = Runtime(sem_settings, background=True)
@@ -279,15 +278,13 @@ def test_each_pass_is_bounded(sem_settings: Settings) -> None:
 # -- links go with their facts ------------------------------------------------------------------
 def test_links_are_settled_undone_and_deleted_with_their_facts(sem_runtime: Runtime) -> None:
     store = sem_runtime.store
-    sem = ready(sem_runtime)
-    kafka = dedup.store_fact(store, sem, "codebase", KAFKA).fact.id
-    rabbit = dedup.store_fact(store, sem, "codebase", RABBIT)
-    assert [o.kind for o in rabbit.outcomes] == ["conflict"]
+    kafka, rabbit = (store.store_fact("codebase", t)[0].id for t in (KAFKA, RABBIT))
+    ready(sem_runtime)
     assert store.links.count("conflict") == 1
     store.deprecate_fact(kafka, "settled")  # deprecating settles the conflict
-    assert store.links.of_facts([kafka, rabbit.fact.id]) == []
-    old = dedup.store_fact(store, sem, "codebase", PG14).fact.id
-    new = dedup.store_fact(store, sem, "codebase", PG16).fact.id
+    assert store.links.of_facts([kafka, rabbit]) == []
+    old, new = (store.store_fact("codebase", t)[0].id for t in (PG14, PG16))
+    ready(sem_runtime)
     assert [x.kind for x in store.links.of_facts([new])] == ["supersedes"]
     with store.db.transaction() as tx:  # what forgetting a fact does: its row goes
         tx.execute("DELETE FROM facts WHERE id = ?", (new,))

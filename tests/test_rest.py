@@ -384,9 +384,10 @@ def test_with_the_model_a_paraphrase_is_known_and_recall_goes_by_meaning(
                 "fact": "The user prefers pytest for all of the Python tests",
             },
         )
-        assert r.status_code == 200 and r.json()["created"] is False
-        assert r.json()["duplicate_of"] == first.json()["fact"]["id"]
-        ready(sem_runtime)  # whatever the check wrote, embedded
+        assert r.status_code == 201 and r.json()["created"] is True
+        ready(sem_runtime)  # checked by meaning in the background: merged into the first
+        merged = api.get(f"/facts/{r.json()['fact']['id']}").json()["fact"]
+        assert merged["deprecation_reason"] == f"merged into #{first.json()['fact']['id']}"
         found = api.get("/recall", params={"q": "Which testing library?", "mode": "semantic"})
         assert found.json()["note"] is None
         assert "pytest" in found.json()["results"][0]["text"]

@@ -11,7 +11,7 @@ from model_fixture import ready
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
-from bigmind.memory import claims, dedup
+from bigmind.memory import claims
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
 from bigmind.search.recall import Recall
@@ -139,18 +139,27 @@ def test_usage_is_counted_and_shown(sem_runtime: Runtime) -> None:
 
 def test_duplicates_and_conflicts(sem_runtime: Runtime) -> None:
     store = sem_runtime.store
-    first = dedup.store_fact(store, None, "preference", "The user prefers pytest for testing")
+    first, _, _ = store.store_fact("preference", "The user prefers pytest for testing")
     sem = ready(sem_runtime)
-    again = dedup.store_fact(store, sem, "preference", "The user likes pytest for tests")
-    assert (again.created, again.similar_to and again.similar_to[0]) == (False, first.fact.id)
-    tabs = dedup.store_fact(store, sem, "codebase", "The project indents with tabs")
-    spaces = dedup.store_fact(store, sem, "codebase", "The project indents with spaces")
-    assert spaces.created and [f.id for f, _s in spaces.conflicts] == [tabs.fact.id]
-    deploy = dedup.store_fact(store, sem, "decision", "We deploy on Fridays")
-    never = dedup.store_fact(store, sem, "decision", "We never deploy on Fridays")
-    assert never.created  # a negation is a conflict, not a duplicate
-    assert [f.id for f, _s in never.conflicts] == [deploy.fact.id]
-    assert sem.vectors.count()["fact"] == 5  # stored vectors at once, without the backlog
+    written = [
+        store.store_fact(cat, text)[0]
+        for cat, text in (
+            ("preference", "The user likes pytest for tests"),
+            ("codebase", "The project indents with tabs"),
+            ("codebase", "The project indents with spaces"),
+            ("decision", "We deploy on Fridays"),
+            ("decision", "We never deploy on Fridays"),
+        )
+    ]
+    again, tabs, spaces, deploy, never = (f.id for f in written)
+    ready(sem_runtime)  # the write woke the background check
+    told = sem_runtime.notices()
+    assert any(f"Merged duplicate fact #{again} into #{first.id}" in t for t in told)
+    assert any(f"Fact #{spaces}" in t and f"conflicts with #{tabs}" in t for t in told)
+    # A negation is a conflict, not a duplicate.
+    assert any(f"Fact #{never}" in t and f"conflicts with #{deploy}" in t for t in told)
+    assert len(told) == 3 and store.facts.unchecked(10) == []
+    assert sem.vectors.count()["fact"] == 6
     assert claims.same_claims("Uses Python 3.11", "uses python 3.11.") is True
     assert claims.same_claims("Uses Python 3.11", "Uses Python 3.12") is False
 
@@ -268,8 +277,10 @@ async def test_mcp_tools_recall_and_semantic(sem_settings: Settings) -> None:
             category="preference",
             fact="The user prefers pytest for all of the Python tests",
         )
-        assert data["created"] is False and data["duplicate_of"] == 1
-        assert "in other words" in text
+        assert data["created"] is True  # checked by meaning in the background
+        ready(rt)
+        text, _ = await call(client, "memory_get_context")
+        assert f"Merged duplicate fact #{data['fact_id']} into #1" in text
     rt.close()
 
 

@@ -219,7 +219,8 @@ for preference, identity and person facts and to the project for the rest; pass
 | Something must be erased (a pasted secret, private data) | memory_forget(kind, id): deleted for good, no undo |
 | A standard, decision, pattern or term the whole team should share | memory_promote_to_global(category, title, content) (pending a curator's memory_approve_global outside personal mode); find it with memory_search_global |
 One atomic truth per fact. Confidence 0–1 (1 = stated by the user), importance 1–10.
-Storing the same fact twice (even reworded) returns the existing id. A fact marked ⚠️ "conflicts
+Storing the same fact twice returns the existing id; a reworded one is merged into it moments
+later (told in a later reply, like rivals). A fact marked ⚠️ "conflicts
 with #N" has a rival: check which is true, then deprecate the outdated one or correct it (the
 note names the calls). Say "instead of", "no longer" or "upgraded to" and the older fact is
 retired for you. Never store secrets or tokens.

@@ -4,41 +4,38 @@ Every fact is checked once against its nearest active facts (:func:`candidates`)
 relation of each pair comes from :func:`bigmind.memory.claims.judge` (the embedding's cosine
 similarity read together with the words it blurs: negations, numbers, replacements):
 
-- **duplicate** — the same claim in other words. At write time the existing fact is returned
-  and nothing is added, unless the new wording is better (:func:`wording_rank`), in which
-  case the new fact is stored and the old one merged into it. Later (below), the two are
-  merged the same way.
+- **duplicate** — the same claim in other words: the two are merged, keeping the better
+  wording (:func:`wording_rank`).
 - **supersedes** — the newer fact says it replaces the older ("we upgraded it to PostgreSQL
   16", "instead of Jenkins", "no longer"): linked, and the older one deprecated ("superseded
   by #N"), so it leaves the packet and search (``include_deprecated`` still finds it).
 - **conflict** — the two contradict each other and neither says it is the newer truth: both
   stay, linked; wherever one is shown its rival is shown with it (:mod:`bigmind.memory.rivals`).
 
-When the model is ready the check runs as the fact is written. A fact written before (the
-first second of a process, a process that never loads the model, the CLI, an import) is
-stored with ``checked_at`` NULL and checked by :func:`check_pending`, which the background
-embedder runs once it has embedded what was new (``Runtime`` hooks it in); the outcomes are
-reported in the server's next replies and in memory_diff_sessions. A merge keeps the best
+A fact is stored with ``checked_at`` NULL (an exact repeat is found by the store itself) and
+checked by :func:`check_pending`, which the background embedder runs after each batch it
+embeds (``Runtime`` hooks it in): moments after the write in a server whose model is ready,
+later for facts written before it was (the first second of a process, a process that never
+loads the model, the CLI, an import). Embedding the fact is most of what the check costs, so
+the write answers without it. The outcomes are reported in the user's next replies and in
+memory_diff_sessions. A merge keeps the best
 wording, and the provenance and usage of both: uses added up, the higher importance and
 confidence, the merged-away fact kept as deprecated ("merged into #N") with its session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bigmind import limits
-from bigmind.limits import check_category, stored_text
 from bigmind.memory.claims import CONFLICT, DUPLICATE, SUPERSEDES, Verdict, claims_of, judge
-from bigmind.memory.gotchas import bind, paths
 from bigmind.memory.rivals import quote, settle_call
 from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import Pending, fact_embedding_text
 from bigmind.storage.db import Tx
-from bigmind.storage.store import SessionRef, Store
+from bigmind.storage.store import Store
 
 NEIGHBOURS = 5  # nearest active facts each fact is checked against
 NEAREST = 20  # vectors looked at to find them (deprecated facts keep theirs)
@@ -77,18 +74,6 @@ class Outcome:
         )
 
 
-@dataclass(slots=True)
-class StoredFact:
-    fact: Fact
-    created: bool
-    similar_to: tuple[int, float] | None = None  # (fact id, similarity) of a paraphrase
-    conflicts: list[tuple[Fact, float]] = field(default_factory=list)
-    outcomes: list[Outcome] = field(default_factory=list)  # merges, supersessions, conflicts
-    semantic_checked: bool = False
-    session: SessionRef | None = None  # the open session it joined (None: none open)
-    files: list[str] = field(default_factory=list)  # the files bound to it by this call
-
-
 @dataclass(frozen=True, slots=True)
 class Near:
     """A fact near the one being checked, and how the two relate."""
@@ -123,62 +108,6 @@ def candidates(
     return [(f, sims[f.id]) for f in store.facts.by_ids(ranked, where)][:NEIGHBOURS]
 
 
-# -- at write time ------------------------------------------------------------------------------
-def store_fact(
-    store: Store,
-    semantic: Semantic | None,
-    category: str,
-    text: str,
-    confidence: float = 1.0,
-    session_id: str | None = None,
-    importance: int = 5,
-    scope: str | None = None,
-    files: str | Sequence[str] | None = None,
-) -> StoredFact:
-    """Store a fact, checked against its nearest facts when the model is ready. ``files``
-    are bound to it (to the fact it repeats, if it is a repeat)."""
-    vec = None
-    # Validated and redacted before the model sees it (the store's own check of the clean
-    # text then finds nothing more to report).
-    cat = check_category(category)
-    clean = stored_text("fact", text, limits.FACT)
-    bound = paths(files)
-    if semantic is not None:
-        vec = semantic.embed_query(fact_embedding_text(cat, clean))
-    if vec is None or semantic is None:
-        fact, created, ref = store.store_fact(
-            cat, clean, confidence, session_id, importance, scope, files=bound
-        )
-        return StoredFact(fact, created, session=ref, files=bound)
-    near = [Near(f, s, judge(f.fact, clean, s)) for f, s in candidates(store, semantic, vec)]
-    dup = next((n for n in near if n.verdict.kind == DUPLICATE), None)
-    if dup is not None and wording_rank(confidence, clean) <= wording_rank(
-        dup.fact.confidence, dup.fact.fact
-    ):
-        if bound:
-            with store.db.transaction() as tx:
-                bind(store, tx, dup.fact.id, bound)
-        return StoredFact(
-            dup.fact, False, (dup.fact.id, dup.similarity), semantic_checked=True, files=bound
-        )
-    outcomes: list[Outcome] = []
-
-    def record(tx: Tx, fact: Fact) -> None:
-        ts = now_ts()
-        store.facts.claim_check(tx, fact.id, ts)
-        outcomes.extend(_act(store, tx, fact, near, ts))
-
-    fact, created, ref = store.store_fact(
-        cat, clean, confidence, session_id, importance, scope, then=record, files=bound
-    )
-    if not created:
-        return StoredFact(fact, False, semantic_checked=True, files=bound)
-    keep_vector(store, semantic, fact.id, fact.category, fact.fact, vec)
-    conflicts = [(o.other, o.similarity) for o in outcomes if o.kind == CONFLICT]
-    now = store.get_fact(fact.id) if outcomes else fact  # a merge or supersession changed it
-    return StoredFact(now, True, None, conflicts, outcomes, True, ref, bound)
-
-
 def keep_vector(
     store: Store, semantic: Semantic, fact_id: int, category: str, text: str, vec: Any
 ) -> None:
@@ -188,6 +117,44 @@ def keep_vector(
         body = fact_embedding_text(category, text)
         item = Pending("fact", str(fact_id), store.uid, body, content_hash(body))
         semantic.vectors.write([item], vec.reshape(1, -1), semantic.status().model or "")
+
+
+# -- many at once (imports, CLI) ---------------------------------------------------------------
+@dataclass(slots=True)
+class Batch:
+    """Facts stored by :func:`store_many`: ``added`` new ids; ``known`` the facts that already
+    said the same thing (word for word, or in other words once the model checked them)."""
+
+    added: list[int] = field(default_factory=list)
+    known: list[int] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+def store_many(
+    store: Store,
+    semantic: Semantic | None,
+    facts: Iterable[tuple[str, str]],
+    scope: str | None = None,
+) -> Batch:
+    """Store (category, text) facts, then, when the model is loaded here (``semantic``
+    ready), check every unchecked fact now instead of leaving it to a server: a new fact
+    merged into one memory already held counts as known."""
+    out = Batch()
+    for category, text in facts:
+        fact, created, _ = store.store_fact(category, text, scope=scope)
+        (out.added if created else out.known).append(fact.id)
+    if semantic is None or not semantic.ready:
+        return out
+    while True:
+        done = check_pending(store, semantic)
+        out.outcomes += done.outcomes
+        if not done.more:
+            break
+    for o in out.outcomes:
+        if o.kind == "merged" and o.other.id in out.added and o.fact.id not in out.added:
+            out.added.remove(o.other.id)
+            out.known.append(o.fact.id)
+    return out
 
 
 # -- later: facts stored before the model was ready ---------------------------------------------
@@ -205,6 +172,10 @@ def check_pending(store: Store, semantic: Semantic, limit: int = CHECK_BATCH) ->
     if not semantic.ready:
         return CheckPass(0, [], False)
     todo = store.facts.unchecked(limit)
+    # Every fact written so far gets its vector first, so the facts of this batch see each
+    # other (and the ones written after it see them all).
+    while todo and semantic.embed_batch(kinds=("fact",)):
+        pass
     outcomes: list[Outcome] = []
     checked = seen = 0
     for listed in todo:

@@ -7,8 +7,8 @@ title prefixes its bullets ("Testing: run pytest -n 0"). A bullet that only labe
 nested under it ("Deploys:") prefixes them instead of being a fact. Code blocks, tables,
 prose paragraphs, front matter and BigMind's own marker block are skipped and counted.
 
-Each fact is stored as ``memory_store_fact`` stores it (:func:`bigmind.memory.dedup.store_fact`):
-redacted, then deduplicated by hash and, with the model ready, by paraphrase. The parse is
+Each fact is stored as ``memory_store_fact`` stores it: redacted, deduplicated by hash, then,
+with the model loaded, checked by meaning at once (:func:`bigmind.memory.dedup.store_many`). The parse is
 deterministic, so importing a file again adds nothing.
 """
 
@@ -24,7 +24,7 @@ from markdown_it import MarkdownIt
 
 from bigmind import limits
 from bigmind.errors import InvalidInput
-from bigmind.memory.dedup import store_fact
+from bigmind.memory.dedup import store_many
 from bigmind.search.semantic import Semantic
 from bigmind.storage.store import Store
 
@@ -180,10 +180,11 @@ def import_files(
     current project."""
     report = Imported()
     scope = "project" if store.project is not None else None
+    entries = []
     for path, found in parsed:
         report.files.append(str(path))
         report.skipped.update(found.skipped)
-        for entry in found.entries:
-            stored = store_fact(store, semantic, entry.category, entry.text, scope=scope)
-            (report.added if stored.created else report.known).append(stored.fact.id)
+        entries += [(e.category, e.text) for e in found.entries]
+    stored = store_many(store, semantic, entries, scope)
+    report.added, report.known = stored.added, stored.known
     return report

@@ -32,7 +32,7 @@ from bigmind.errors import InvalidInput
 from bigmind.limits import check_category
 from bigmind.memory import attempts, gotchas, journal, reminders
 from bigmind.memory.correct import update_fact
-from bigmind.memory.dedup import store_fact
+from bigmind.memory.dedup import store_many
 from bigmind.memory.markdown import read_file
 from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
@@ -242,13 +242,14 @@ def pull(store: Store, semantic: Semantic | None, path: Path) -> Pulled:
     by_id = {ln.fact_id: ln for ln in lines if ln.fact_id is not None}
     for sid, digest in written.items():
         _apply(store, semantic, int(sid), str(digest), by_id.get(int(sid)), out)
+    new = []
     for ln in lines:
         if ln.fact_id is not None and str(ln.fact_id) not in written:
             out.left.append(f"#{ln.fact_id}: not in this mirror when written (remove the tag)")
         elif ln.fact_id is None and ln.text:
-            scope = "project" if key is not None else None
-            stored = store_fact(store, semantic, ln.category, ln.text, scope=scope)
-            (out.added if stored.created else out.known).append(stored.fact.id)
+            new.append((ln.category, ln.text))
+    stored = store_many(store, semantic, new, "project" if key is not None else None)
+    out.added, out.known = stored.added, stored.known
     write(store, path)
     return out
 

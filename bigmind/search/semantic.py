@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +76,8 @@ class Semantic:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
+        self._asked = 0  # notify() calls so far: idle only once a pass has seen the last one
+        self._asked_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -125,9 +127,11 @@ class Semantic:
         self._hooks.append(hook)
 
     def notify(self) -> None:
-        """Something was written: embed it soon."""
-        self._idle.clear()
-        self._wake.set()
+        """Something was written: embed it (and run the hooks) soon."""
+        with self._asked_lock:
+            self._asked += 1
+            self._idle.clear()
+            self._wake.set()
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Block until the backlog is empty (tests, CLI); False on timeout or if not running."""
@@ -174,19 +178,26 @@ class Semantic:
         except (BigMindError, OSError, self.vectors.db.Error) as exc:
             log.warning("could not preload vectors (searches load them on demand): %s", exc)
         while not self._stop.is_set():
-            self._wake.clear()
+            with self._asked_lock:
+                self._wake.clear()
+                asked = self._asked
             more = False
             try:
-                while self.embed_batch() and not self._stop.is_set():
-                    pass
-                more = self._run_hooks()
+                # The hooks run after every batch: a new fact is checked within one batch,
+                # even while a large import waits to be embedded.
+                while not self._stop.is_set():
+                    embedded = self.embed_batch()
+                    more = self._run_hooks()
+                    if not (embedded or more):
+                        break
             except (BigMindError, OSError, self.vectors.db.Error) as exc:
                 # A locked or busy database: nothing was lost, retry on the next wake.
                 log.warning("background embedding paused: %s", exc)
                 self.vectors.rescan()
-            if more and not self._stop.is_set():
-                continue
-            self._idle.set()
+                more = False
+            with self._asked_lock:
+                if self._asked == asked:  # no write came in during the pass
+                    self._idle.set()
             self._wake.wait(IDLE_RESCAN_S)
 
     def _fetch_missing_model(self) -> bool:
@@ -239,19 +250,22 @@ class Semantic:
         user = Users(self.vectors.db, "").by_name(self.settings.user.strip())
         return [user.id] if user is not None else []
 
-    def embed_batch(self, limit: int = BATCH) -> int:
-        """Embed up to ``limit`` pending memories now; returns how many were written."""
+    def embed_batch(self, limit: int = BATCH, kinds: Iterable[str] = SOURCES) -> int:
+        """Embed up to ``limit`` pending memories (of ``kinds``) now; how many were written."""
         emb = self._embedder
         if emb is None:
             return 0
         todo: list[Pending] = []
-        for kind in SOURCES:
+        for kind in kinds:
             todo += self.vectors.pending(kind, limit - len(todo))
             if len(todo) >= limit:
                 break
         if not todo:
             return 0
         vecs = emb.embed([p.text for p in todo])
+        for p, vec in zip(todo, vecs, strict=True):
+            if p.kind == "fact":  # the duplicate check asks for it next (embed_query)
+                self._remember(p.text, vec)
         return self.vectors.write(todo, vecs, emb.model_id)
 
     # -- queries -------------------------------------------------------------------------
@@ -269,17 +283,22 @@ class Semantic:
         emb = self._embedder
         if emb is None or self._state != "ready":
             return None
-        key = " ".join(text.split()).lower()
+        key = _cache_key(text)
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
         vec = emb.embed([text])[0]
+        self._remember(text, vec)
+        return vec
+
+    def _remember(self, text: str, vec: Any) -> None:
+        key = _cache_key(text)
         with self._cache_lock:
             self._cache[key] = vec
+            self._cache.move_to_end(key)
             while len(self._cache) > QUERY_CACHE:
                 self._cache.popitem(last=False)
-        return vec
 
     def status(self, *, counts: bool = False) -> Status:
         model = self._embedder.model_id if self._embedder else None
@@ -326,3 +345,7 @@ class Semantic:
         """
         self.load_now(adopt=True)
         return self.embed_backlog(progress)
+
+
+def _cache_key(text: str) -> str:
+    return " ".join(text.split()).lower()

@@ -7,7 +7,7 @@ here, so the MCP tools and the CLI reject the same inputs with the same words.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bigmind import limits
@@ -369,14 +369,12 @@ class Store:
         importance: int = 5,
         scope: str | None = None,
         *,
-        then: Callable[[Tx, Fact], None] | None = None,
         files: Sequence[str] = (),
     ) -> tuple[Fact, bool, SessionRef | None]:
         """Store a fact in the current project (see :meth:`fact_scope`). Returns (fact,
-        created, session); an identical active fact seen from this project is reused.
-        ``then`` runs in the same transaction once a new fact is inserted (the duplicate and
-        conflict check records its outcome there). ``files`` (normalised paths) are bound to
-        the fact, new or reused."""
+        created, session); an identical active fact seen from this project is reused (the
+        check by meaning runs later: ``memory/dedup.py``). ``files`` (normalised paths) are
+        bound to the fact, new or reused."""
         cat = check_category(category)
         text = stored_text("fact", fact, limits.FACT)
         conf = check_unit("confidence", confidence)
@@ -407,8 +405,6 @@ class Store:
             )
             self.fact_files.add(tx, created.id, files, ts)
             self.directory.count_facts(tx, 1)
-            if then is not None:
-                then(tx, created)
         return created, True, ref
 
     def fact_scope(self, category: str, scope: str | None) -> str:

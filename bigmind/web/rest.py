@@ -41,7 +41,6 @@ from bigmind.memory import (
     attempts,
     consolidate,
     correct,
-    dedup,
     directory,
     forget,
     globalkb,
@@ -276,33 +275,24 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
 
     def store_fact(a: Args) -> Reply:
         b = a.body_as(rs.NewFact)
-        r = dedup.store_fact(
-            rt.store,
-            rt.semantic,
+        bound = gotchas.paths(b.files)
+        fact, created, ref = rt.store.store_fact(
             b.category,
             b.fact,
             b.confidence,
             b.session_id,
             b.importance,
             b.scope,
-            b.files,
+            files=bound,
         )
-        rt.wrote()
+        rt.wrote()  # checked by meaning in the background moments later
         stored = rs.FactStored(
-            fact=r.fact,
-            created=r.created,
-            duplicate_of=r.similar_to[0] if r.similar_to else None,
-            possible_conflicts=[
-                rs.Conflict(fact_id=o.id, similarity=round(s, 3)) for o, s in r.conflicts
-            ],
-            supersedes=[o.other.id for o in r.outcomes if o.kind == "supersedes"],
-            merged=[o.other.id for o in r.outcomes if o.kind == "merged"],
-            outcomes=[o.describe() for o in r.outcomes],
-            files=r.files,
-            semantic_checked=r.semantic_checked,
-            session_id=r.session.session.id if r.session else r.fact.source_session,
+            fact=fact,
+            created=created,
+            files=bound,
+            session_id=ref.session.id if ref else fact.source_session,
         )
-        return Reply(stored, 201 if r.created else 200, f"/facts/{r.fact.id}")
+        return Reply(stored, 201 if created else 200, f"/facts/{fact.id}")
 
     def update_fact(a: Args) -> Reply:
         fact_id = _id(a, "fact_id", "fact")

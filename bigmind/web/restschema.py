@@ -225,24 +225,10 @@ class FactDetail(Out):
     versions: list[Version] = Field(description="Earlier versions, oldest first.")
 
 
-class Conflict(Out):
-    fact_id: int
-    similarity: float
-
-
 class FactStored(Written):
     fact: Fact
-    created: bool = Field(description="False: an identical or paraphrased fact was known.")
-    duplicate_of: int | None
-    possible_conflicts: list[Conflict]
-    supersedes: list[int]
-    merged: list[int]
-    outcomes: list[str] = Field(description="What the duplicate and conflict check did.")
+    created: bool = Field(description="False: the same fact was known (its id is returned).")
     files: list[str]
-    semantic_checked: bool = Field(
-        description="False: only an exact repeat was looked for (the model was not ready); "
-        "the check by meaning runs in the background once it is."
-    )
     session_id: str | None = Field(description="The session the fact belongs to.")
 
 

@@ -11,7 +11,7 @@ from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import attempts, correct, dedup, forget, gotchas, rivals
+from bigmind.memory import attempts, correct, forget, gotchas, rivals
 from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
 
@@ -116,48 +116,33 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         files: Files = None,
     ) -> ToolResult:
         """Store one durable fact unasked: a preference, constraint, decision, bug root
-        cause, what a module does. Never secrets. A repeat returns its id."""
-        r = dedup.store_fact(
-            rt.store, rt.semantic, category, fact, confidence, session_id, importance, scope, files
+        cause, what a module does. Never secrets. A repeat returns its id; rewordings and rivals are told later."""
+        bound = gotchas.paths(files)
+        f, created, ref = rt.store.store_fact(
+            category, fact, confidence, session_id, importance, scope, files=bound
         )
-        rt.wrote()
-        f = r.fact
-        if r.created:
+        rt.wrote()  # the background embedder checks it by meaning moments later
+        if created:
             text = f"Stored fact #{f.id} [{f.category}] ({render.fact_place(f)})."
-        elif r.similar_to:
-            text = (
-                f"Already known as fact #{f.id} [{f.category}] in other words "
-                f"(similarity {r.similar_to[1]:.2f}): {quoted(f.fact)!r}; nothing added."
-            )
         else:
             text = f"Already known as fact #{f.id} [{f.category}]; nothing added."
-        sem = rt.semantic
-        if r.created and not r.semantic_checked and sem is not None:
-            st = sem.status()
-            if st.state not in ("off", "unavailable"):
-                text += (
-                    f"\n(Only an exact-repeat check ran: semantic search {st.state}. The"
-                    " duplicate and conflict check runs once the model is ready.)"
-                )
-        for o in r.outcomes:
-            text += "\n" + o.describe()
-        if r.files:
-            text += f"\nBound to {', '.join(r.files)}: shown when they are focused or recalled."
-        text += session_note(r.session) + render.notices(rt.notices())
+        if bound:
+            text += f"\nBound to {', '.join(bound)}: shown when they are focused or recalled."
+        st = rt.semantic.status() if rt.semantic is not None else None
+        if created and st is not None and st.state in ("error", "stale-model"):
+            text += (
+                f"\n(Only an exact-repeat check ran: semantic search {st.state}. The check for"
+                " rewordings and rivals runs once the model is ready.)"
+            )
+        text += session_note(ref) + render.notices(rt.notices())
         return result(
             text,
             fact_id=f.id,
-            created=r.created,
+            created=created,
             category=f.category,
             scope=f.scope,
             project=f.project,
-            duplicate_of=r.similar_to[0] if r.similar_to else None,
-            possible_conflicts=[
-                {"fact_id": o.id, "similarity": round(s, 3)} for o, s in r.conflicts
-            ],
-            supersedes=[o.other.id for o in r.outcomes if o.kind == "supersedes"],
-            merged=[o.other.id for o in r.outcomes if o.kind == "merged"],
-            files=r.files,
+            files=bound,
         )
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
