@@ -1,0 +1,177 @@
+"""Persisted approximate indexes of big vector partitions (search/ann.py): reopened by
+memory-mapping, in step with the database, never answering with a deleted vector, rebuilt
+when damaged or belonging to other vectors. Small data and a tiny threshold."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bigmind.search.ann import index_dir
+from bigmind.search.vectors import Pending, VectorStore
+from bigmind.storage.db import Backend
+
+DIM = 32
+MIN = 50  # ann_min_vectors: partitions of 50 vectors and more get an index
+OWNER = "u1"
+
+
+def unit(n: int, seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(n, DIM)).astype(np.float32)
+    out: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
+
+
+def write(vs: VectorStore, first: int, vecs: np.ndarray, kind: str = "chunk") -> None:
+    items = [
+        Pending(kind, str(first + i), OWNER, f"t{first + i}", f"h{first + i}-{vecs[i, 0]:.6f}")
+        for i in range(len(vecs))
+    ]
+    vs.write(items, vecs, "test-model")
+
+
+def exact(ids: list[str], vecs: np.ndarray, q: np.ndarray, k: int) -> list[str]:
+    return [ids[i] for i in np.argsort(-(vecs @ q))[:k]]
+
+
+def wait_builds(vs: VectorStore) -> None:
+    for t in list(vs._loaders):
+        t.join(60)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return tmp_path / "memory.db.vec"
+
+
+@pytest.fixture
+def built(backend: Backend, folder: Path) -> tuple[VectorStore, np.ndarray]:
+    """300 chunk vectors of one owner, their index built and saved."""
+    vs = VectorStore(backend, folder, MIN)
+    vs.adopt("test-model", DIM)
+    vecs = unit(300, 1)
+    write(vs, 1, vecs)
+    assert vs.build_index("chunk", OWNER) is not None
+    return vs, vecs
+
+
+def test_a_reopened_index_answers_like_exact_knn(
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+) -> None:
+    _, vecs = built
+    assert sorted(p.suffix for p in folder.iterdir()) == [".json", ".usearch"]
+    ids = [str(i + 1) for i in range(len(vecs))]
+    other = VectorStore(backend, folder, MIN)  # the next start
+    for seed in range(10):
+        q = unit(1, 100 + seed)[0]
+        got = other.knn("chunk", OWNER, q, 5)
+        assert [n.item_id for n in got] == exact(ids, vecs, q, 5)
+        assert abs(got[0].similarity - float(vecs[int(got[0].item_id) - 1] @ q)) < 0.01
+    assert ("chunk", OWNER) in other._anns  # answered by the index, not a full load
+    assert ("chunk", OWNER) not in other._parts or other._parts[("chunk", OWNER)].base > 0
+
+
+def test_rows_written_after_the_build_are_found_too(
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+) -> None:
+    vs, _ = built
+    other = VectorStore(backend, folder, MIN)
+    q = unit(1, 7)[0]
+    other.knn("chunk", OWNER, q, 3)
+    write(vs, 1000, q[None, :])  # another process writes a vector equal to the query
+    assert other.knn("chunk", OWNER, q, 3)[0].item_id == "1000"
+    write(other, 1001, -q[None, :])  # and this one (appended to its delta directly)
+    assert other.knn("chunk", OWNER, -q, 1)[0].item_id == "1001"
+
+
+def test_a_deleted_memory_is_never_returned(
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+) -> None:
+    _, vecs = built
+    other = VectorStore(backend, folder, MIN)
+    q = vecs[41]  # item "42"
+    assert other.knn("chunk", OWNER, q, 5)[0].item_id == "42"
+    with backend.transaction() as tx:
+        VectorStore.forget(tx, "chunk", ["42"])
+    other.discard(["chunk"])  # what Runtime.forgot does
+    for vs in (other, VectorStore(backend, folder, MIN)):  # this process, and a new one
+        got = [n.item_id for n in vs.knn("chunk", OWNER, q, 5)]
+        assert "42" not in got and len(got) == 5
+        assert ("chunk", OWNER) in vs._anns
+
+
+def test_an_index_of_other_vectors_is_not_used(
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+) -> None:
+    """The vectors were dropped and others written (a reindex by a process that did not know
+    the index): its rowids now name other memories, so it is not used, and is rebuilt."""
+    VectorStore(backend).drop_all()
+    plain = VectorStore(backend)
+    plain.adopt("test-model", DIM)
+    new = unit(120, 2)
+    write(plain, 5000, new)
+    other = VectorStore(backend, folder, MIN)
+    ids = [str(5000 + i) for i in range(len(new))]
+    for seed in range(5):
+        q = unit(1, 200 + seed)[0]
+        assert [n.item_id for n in other.knn("chunk", OWNER, q, 5)] == exact(ids, new, q, 5)
+    wait_builds(other)  # the loaded partition is big enough: its index was rebuilt
+    again = VectorStore(backend, folder, MIN)
+    q = new[3]
+    assert again.knn("chunk", OWNER, q, 1)[0].item_id == "5003"
+    assert ("chunk", OWNER) in again._anns
+
+
+def test_a_damaged_index_is_not_used_and_is_rebuilt(
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+) -> None:
+    _, vecs = built
+    (index,) = folder.glob("*.usearch")
+    data = bytearray(index.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = bytes(64)
+    index.write_bytes(bytes(data))
+    other = VectorStore(backend, folder, MIN)
+    assert other.knn("chunk", OWNER, vecs[9], 1)[0].item_id == "10"  # from the tables
+    assert ("chunk", OWNER) not in other._anns
+    wait_builds(other)
+    assert ("chunk", OWNER) in other._anns
+    assert VectorStore(backend, folder, MIN).knn("chunk", OWNER, vecs[9], 1)[0].item_id == "10"
+
+
+def test_deleting_the_folder_is_harmless(
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+) -> None:
+    import shutil
+
+    _, vecs = built
+    shutil.rmtree(folder)
+    other = VectorStore(backend, folder, MIN)
+    assert other.knn("chunk", OWNER, vecs[0], 1)[0].item_id == "1"
+
+
+def test_searches_from_many_threads_agree(built: tuple[VectorStore, np.ndarray]) -> None:
+    vs, _ = built
+    queries = unit(8, 3)
+    want = [[n.item_id for n in vs.knn("chunk", OWNER, q, 5)] for q in queries]
+    got: list[list[list[str]]] = []
+
+    def run() -> None:
+        got.append([[n.item_id for n in vs.knn("chunk", OWNER, q, 5)] for q in queries])
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [want] * 4
+
+
+def test_where_index_files_live(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    assert index_dir(str(db), "sqlite", tmp_path / "home") == tmp_path / "memory.db.vec"
+    assert index_dir(":memory:", "sqlite", tmp_path / "home") is None
+    pg = index_dir("postgresql://u@h/db", "postgresql", tmp_path / "home")
+    assert pg is not None and pg.parent == tmp_path / "home" / "vec"
