@@ -5,6 +5,7 @@ when damaged or belonging to other vectors. Small data and a tiny threshold."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from bigmind.storage.db import Backend
 
 DIM = 32
 MIN = 50  # ann_min_vectors: partitions of 50 vectors and more get an index
+Opener = Callable[..., VectorStore]
 OWNER = "u1"
 
 
@@ -48,9 +50,23 @@ def folder(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def built(backend: Backend, folder: Path) -> tuple[VectorStore, np.ndarray]:
+def opened(backend: Backend) -> Iterator[Callable[..., VectorStore]]:
+    """VectorStores on the test's database; their background builds end before it closes."""
+    made: list[VectorStore] = []
+
+    def make(folder: Path | None = None, db: Backend = backend) -> VectorStore:
+        made.append(VectorStore(db, folder, MIN))
+        return made[-1]
+
+    yield make
+    for vs in made:
+        assert vs.close(60)
+
+
+@pytest.fixture
+def built(opened: Callable[..., VectorStore], folder: Path) -> tuple[VectorStore, np.ndarray]:
     """300 chunk vectors of one owner, their index built and saved."""
-    vs = VectorStore(backend, folder, MIN)
+    vs = opened(folder)
     vs.adopt("test-model", DIM)
     vecs = unit(300, 1)
     write(vs, 1, vecs)
@@ -59,12 +75,12 @@ def built(backend: Backend, folder: Path) -> tuple[VectorStore, np.ndarray]:
 
 
 def test_a_reopened_index_answers_like_exact_knn(
-    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path, opened: Opener
 ) -> None:
     _, vecs = built
     assert sorted(p.suffix for p in folder.iterdir()) == [".json", ".usearch"]
     ids = [str(i + 1) for i in range(len(vecs))]
-    other = VectorStore(backend, folder, MIN)  # the next start
+    other = opened(folder)  # the next start
     for seed in range(10):
         q = unit(1, 100 + seed)[0]
         got = other.knn("chunk", OWNER, q, 5)
@@ -75,10 +91,10 @@ def test_a_reopened_index_answers_like_exact_knn(
 
 
 def test_rows_written_after_the_build_are_found_too(
-    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path, opened: Opener
 ) -> None:
     vs, _ = built
-    other = VectorStore(backend, folder, MIN)
+    other = opened(folder)
     q = unit(1, 7)[0]
     other.knn("chunk", OWNER, q, 3)
     write(vs, 1000, q[None, :])  # another process writes a vector equal to the query
@@ -88,67 +104,76 @@ def test_rows_written_after_the_build_are_found_too(
 
 
 def test_a_deleted_memory_is_never_returned(
-    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path, opened: Opener
 ) -> None:
     _, vecs = built
-    other = VectorStore(backend, folder, MIN)
+    other = opened(folder)
     q = vecs[41]  # item "42"
     assert other.knn("chunk", OWNER, q, 5)[0].item_id == "42"
     with backend.transaction() as tx:
         VectorStore.forget(tx, "chunk", ["42"])
     other.discard(["chunk"])  # what Runtime.forgot does
-    for vs in (other, VectorStore(backend, folder, MIN)):  # this process, and a new one
+    for vs in (other, opened(folder)):  # this process, and a new one
         got = [n.item_id for n in vs.knn("chunk", OWNER, q, 5)]
         assert "42" not in got and len(got) == 5
         assert ("chunk", OWNER) in vs._anns
 
 
-def test_an_index_of_other_vectors_is_not_used(
-    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+def test_an_index_of_another_database_is_not_used_and_is_rebuilt(
+    built: tuple[VectorStore, np.ndarray], tmp_path: Path, folder: Path, opened: Opener
 ) -> None:
-    """The vectors were dropped and others written (a reindex by a process that did not know
-    the index): its rowids now name other memories, so it is not used, and is rebuilt."""
-    VectorStore(backend).drop_all()
-    plain = VectorStore(backend)
-    plain.adopt("test-model", DIM)
-    new = unit(120, 2)
-    write(plain, 5000, new)
-    other = VectorStore(backend, folder, MIN)
-    ids = [str(5000 + i) for i in range(len(new))]
-    for seed in range(5):
-        q = unit(1, 200 + seed)[0]
-        assert [n.item_id for n in other.knn("chunk", OWNER, q, 5)] == exact(ids, new, q, 5)
-    wait_builds(other)  # the loaded partition is big enough: its index was rebuilt
-    again = VectorStore(backend, folder, MIN)
-    q = new[3]
-    assert again.knn("chunk", OWNER, q, 1)[0].item_id == "5003"
-    assert ("chunk", OWNER) in again._anns
+    """The index folder beside another database (a different file restored at the same path):
+    the same rowids name other memories there, so the index is not used, and is rebuilt."""
+    import shutil
+
+    from bigmind.storage.connect import connect
+
+    moved = tmp_path / "other.db.vec"
+    shutil.copytree(folder, moved)
+    db = connect(tmp_path / "other.db")
+    try:
+        plain = opened(None, db)
+        plain.adopt("test-model", DIM)
+        new = unit(120, 2)
+        write(plain, 5000, new)  # rowids 1..120, inside the copied index's range
+        other = opened(moved, db)
+        ids = [str(5000 + i) for i in range(len(new))]
+        for seed in range(5):
+            q = unit(1, 200 + seed)[0]
+            assert [n.item_id for n in other.knn("chunk", OWNER, q, 5)] == exact(ids, new, q, 5)
+        assert ("chunk", OWNER) not in other._anns
+        wait_builds(other)  # the partition is big enough: its own index was built
+        again = opened(moved, db)
+        assert again.knn("chunk", OWNER, new[3], 1)[0].item_id == "5003"
+        assert ("chunk", OWNER) in again._anns
+    finally:
+        db.close()
 
 
 def test_a_damaged_index_is_not_used_and_is_rebuilt(
-    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path, opened: Opener
 ) -> None:
     _, vecs = built
     (index,) = folder.glob("*.usearch")
     data = bytearray(index.read_bytes())
     data[len(data) // 2 : len(data) // 2 + 64] = bytes(64)
     index.write_bytes(bytes(data))
-    other = VectorStore(backend, folder, MIN)
+    other = opened(folder)
     assert other.knn("chunk", OWNER, vecs[9], 1)[0].item_id == "10"  # from the tables
-    assert ("chunk", OWNER) not in other._anns
-    wait_builds(other)
-    assert ("chunk", OWNER) in other._anns
-    assert VectorStore(backend, folder, MIN).knn("chunk", OWNER, vecs[9], 1)[0].item_id == "10"
+    wait_builds(other)  # a new index was built, in a file of its own
+    assert [p.name for p in folder.glob("*.usearch")] != [index.name]
+    assert other._anns[("chunk", OWNER)].header.file != index.name
+    assert opened(folder).knn("chunk", OWNER, vecs[9], 1)[0].item_id == "10"
 
 
 def test_deleting_the_folder_is_harmless(
-    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path, opened: Opener
 ) -> None:
     import shutil
 
     _, vecs = built
     shutil.rmtree(folder)
-    other = VectorStore(backend, folder, MIN)
+    other = opened(folder)
     assert other.knn("chunk", OWNER, vecs[0], 1)[0].item_id == "1"
 
 

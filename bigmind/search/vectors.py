@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bigmind.errors import BigMindError
 from bigmind.models import content_hash
 from bigmind.storage.db import Backend, Row, Tx
 from bigmind.storage.vectors import SELECTS, SEP, VectorTables, Written
@@ -559,7 +560,7 @@ class VectorStore:
             try:
                 with self._build_lock:
                     self._build(kind, owner)
-            except (OSError, RuntimeError, ValueError, self.db.Error) as exc:
+            except (BigMindError, OSError, RuntimeError, ValueError, self.db.Error) as exc:
                 log.warning("could not build the %s vector index: %s", kind, exc)
             finally:
                 with self._lock:
