@@ -45,9 +45,13 @@ log = logging.getLogger(__name__)
 
 FORMAT = 1
 DTYPE = "f16"  # i8 lost 5-10 points of recall@10 on clustered vectors; f32 doubles the file
-CONNECTIVITY = 16
-EXPANSION_ADD = 64
-EXPANSION_SEARCH = 128  # recall@10 0.99 at 50 k (f16): 64 gave 0.89
+# Chosen on bench/semantic_latency.py's 10 k vectors with real questions as queries (their
+# nearest vector is at cosine ~0.39, so the graph must be well connected): recall@10 against
+# exact KNN 0.83 with connectivity 16 / expansion 64 / search 128, 0.86 at any search width,
+# 0.96 with 32 / 128 / 512 (search ~1 ms); the build costs twice as long.
+CONNECTIVITY = 32
+EXPANSION_ADD = 128
+EXPANSION_SEARCH = 512
 BUILD_BLOCK = 2_000  # vectors added at a time (a closing process stops between blocks)
 CHECK_BLOCK = 1 << 22  # bytes read at a time for the checksum
 
@@ -123,7 +127,7 @@ class AnnFiles:
     def open(self, head: Header) -> AnnIndex | None:
         """Map the index file a header names, after checking its size and checksum; None
         when it is missing or damaged."""
-        from usearch.index import Index
+        Index = _usearch()
 
         path = self.root / head.file
         try:
@@ -156,7 +160,8 @@ class AnnFiles:
         its header atomically; None when ``stop`` was set meanwhile or there was nothing.
         ``anchor(rowid)`` names the memory and content of the highest rowid added."""
         import numpy as np
-        from usearch.index import Index
+
+        Index = _usearch()
 
         index = Index(
             ndim=model[1],
@@ -232,6 +237,20 @@ class AnnFiles:
         if not self.root.is_dir():
             return 0
         return sum(p.stat().st_size for p in self.root.iterdir() if p.is_file())
+
+
+def _usearch() -> Any:
+    """usearch's ``Index``. ONNX Runtime is imported first where it is installed: importing it
+    after usearch's extension crashes the interpreter (onnxruntime 1.32, usearch 2.26.6; the
+    other order works), and the server loads the model after it may have opened an index."""
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
+
+    from usearch.index import Index
+
+    return Index
 
 
 def _checksum(path: Path) -> str:
