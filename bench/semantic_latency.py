@@ -439,6 +439,8 @@ def one_size(
         out.update(json.loads(cached.read_text()))  # seeded and filled by an earlier run
         progress(f"reusing {path}")
     elif args.seeded and Path(args.seeded.format(n=n)).exists():
+        for suffix in ("-wal", "-shm"):  # of an unfinished earlier copy
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
         shutil.copyfile(args.seeded.format(n=n), path)  # seeded by another bench (same seed)
         out.update({"seed_s": None, "seed_chunks_per_s": None, "seed_file_mb": None})
     else:
