@@ -374,25 +374,42 @@ class VectorStore:
     def _load_later(self, kind: str, owner: str) -> None:
         """Load a big partition in a background thread (once at a time), e.g. after a vacuum
         changed it: searches use sqlite-vec until it is in memory again."""
-        key = (kind, owner)
+        self._in_background(
+            (kind, owner),
+            self._loading,
+            f"load {kind} vectors into memory",
+            lambda: self._partition(kind, owner, load_big=True),
+            (OSError, self.db.Error),
+        )
+
+    def _in_background(
+        self,
+        key: tuple[str, str],
+        busy: set[tuple[str, str]],
+        what: str,
+        work: Callable[[], object],
+        errors: tuple[type[Exception], ...],
+    ) -> None:
+        """Run ``work`` in a thread unless one is already at it for ``key`` (in ``busy``) or
+        the store is closing; :meth:`close` waits for it."""
         with self._lock:
-            if key in self._loading or self._closing.is_set():
+            if key in busy or self._closing.is_set():
                 return
-            self._loading.add(key)
+            busy.add(key)
 
         def run() -> None:
             try:
-                self._partition(kind, owner, load_big=True)
-            except (OSError, self.db.Error) as exc:
-                log.warning("could not load %s vectors into memory: %s", kind, exc)
+                work()
+            except errors as exc:
+                log.warning("could not %s: %s", what, exc)
             finally:
                 with self._lock:
-                    self._loading.discard(key)
+                    busy.discard(key)
 
-        loader = threading.Thread(target=run, name="bigmind-vector-load", daemon=True)
+        thread = threading.Thread(target=run, name=f"bigmind-{what.split()[0]}", daemon=True)
         with self._lock:
-            self._loaders = [t for t in self._loaders if t.is_alive()] + [loader]
-        loader.start()
+            self._loaders = [t for t in self._loaders if t.is_alive()] + [thread]
+        thread.start()
 
     def close(self, timeout: float) -> bool:
         """Start no more background loads and wait for the running ones (within ``timeout``):
@@ -550,26 +567,14 @@ class VectorStore:
 
     def _schedule(self, kind: str, owner: str) -> None:
         """(Re)build the partition's index in a background thread, one build at a time."""
-        key = (kind, owner)
-        with self._lock:
-            if self.ann is None or key in self._building or self._closing.is_set():
-                return
-            self._building.add(key)
-
-        def run() -> None:
-            try:
-                with self._build_lock:
-                    self._build(kind, owner)
-            except (BigMindError, OSError, RuntimeError, ValueError, self.db.Error) as exc:
-                log.warning("could not build the %s vector index: %s", kind, exc)
-            finally:
-                with self._lock:
-                    self._building.discard(key)
-
-        builder = threading.Thread(target=run, name="bigmind-vector-index", daemon=True)
-        with self._lock:
-            self._loaders = [t for t in self._loaders if t.is_alive()] + [builder]
-        builder.start()
+        if self.ann is not None:
+            self._in_background(
+                (kind, owner),
+                self._building,
+                f"build the {kind} vector index",
+                lambda: self.build_index(kind, owner),
+                (BigMindError, OSError, RuntimeError, ValueError, self.db.Error),
+            )
 
     def build_index(self, kind: str, owner: str, *, threads: int = 1) -> AnnIndex | None:
         """Build and persist the partition's index now, in this thread, and use it (None: the
