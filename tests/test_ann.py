@@ -79,6 +79,7 @@ def test_a_reopened_index_answers_like_exact_knn_with_rows_written_since(
 ) -> None:
     vs, vecs = built
     assert sorted(p.suffix for p in folder.iterdir()) == [".json", ".usearch"]
+    assert {oct(p.stat().st_mode & 0o777) for p in folder.iterdir()} == {"0o600"}  # private
     ids = [str(i + 1) for i in range(len(vecs))]
     other = opened(folder)  # the next start
     for seed in range(10):

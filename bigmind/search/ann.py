@@ -182,11 +182,13 @@ class AnnFiles:
                 top = max(top, int(np.max(rowids)))
         if len(index) == 0:
             return None
-        self.root.mkdir(parents=True, exist_ok=True)
+        # The vectors say what the memories say: owner-only, like the database file.
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         stem = self._stem(kind, owner)
         name = f"{stem}-{uuid.uuid4().hex[:12]}.usearch"
         tmp = self.root / f".{name}.tmp"
         index.save(str(tmp))
+        os.chmod(tmp, 0o600)
         _fsync(tmp)
         os.replace(tmp, self.root / name)
         head = Header(
@@ -206,6 +208,7 @@ class AnnFiles:
         )
         meta = self.root / f".{stem}-{uuid.uuid4().hex[:12]}.json.tmp"
         meta.write_text(json.dumps(asdict(head)))
+        os.chmod(meta, 0o600)
         _fsync(meta)
         os.replace(meta, self.root / f"{stem}.json")
         self._sweep(stem, keep=name)
