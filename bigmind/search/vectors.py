@@ -536,7 +536,8 @@ class VectorStore:
             return None
         # Another model's, or another database's (or rows renumbered since): rebuild it.
         fits = (head.model, head.dim) == model
-        if not fits or self.tables.anchor(kind, owner, head.max_rowid) != head.anchor:
+        anchor = self.tables.anchor(kind, owner, head.max_rowid) if fits else ""
+        if not anchor or anchor != head.anchor:
             self._schedule(kind, owner)
             return None
         index = self.ann.open(head)
