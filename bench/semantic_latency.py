@@ -38,6 +38,7 @@ import argparse
 import functools
 import gc
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from annbench import start_once
 from run import CpuMeter, environment, summary_ms
 from seed import seed
 from smoke import progress
@@ -366,12 +368,21 @@ def exact_ids(db: Any, owner: str, v: np.ndarray, k: int) -> list[str]:
     return [by[r] for r in rids]
 
 
-def agreement(db: Any, vs: VectorStore, owner: str, qvecs: Sequence[np.ndarray]) -> dict[str, Any]:
-    """Recall@10 of ``VectorStore.knn("chunk")`` against exact float KNN in sqlite-vec."""
+def agreement(
+    db: Any,
+    vs: VectorStore,
+    owner: str,
+    qvecs: Sequence[np.ndarray],
+    truths: list[list[str]],
+) -> dict[str, Any]:
+    """Recall@10 of ``VectorStore.knn("chunk")`` against exact float KNN in sqlite-vec (the
+    exact answers are kept in ``truths`` for the next call)."""
     r10, r10_in50, top1, exact_s = [], [], [], []
-    for v in qvecs:
+    for i, v in enumerate(qvecs):
         t = time.perf_counter()
-        truth = exact_ids(db, owner, v, 10)
+        if i == len(truths):
+            truths.append(exact_ids(db, owner, v, 10))
+        truth = truths[i]
         exact_s.append(time.perf_counter() - t)
         got10 = [n.item_id for n in vs.knn("chunk", owner, v, 10)]
         got50 = {n.item_id for n in vs.knn("chunk", owner, v, FETCH)}
@@ -421,29 +432,40 @@ def one_size(
     basis: np.ndarray | None,
     rng: np.random.Generator,
 ) -> dict[str, Any]:
-    path = args.workdir / f"semlat-{n}.db"
-    progress(f"seeding {n:,} chunks")
-    st = seed(path, facts=1000, chunks=n, sessions=max(10, n // 100), user=USER, overwrite=True)
-    out: dict[str, Any] = {
-        "n": n,
-        "seed_s": st.seconds,
-        "seed_chunks_per_s": round(n / st.seconds),
-        "seed_file_mb": st.file_mb,
-        "queries": len(queries),
-    }
-    progress(f"seeded in {st.seconds:.1f} s ({st.file_mb} MB)")
+    cached = args.cache / f"semlat-{n}.json" if args.cache else None
+    path = (args.cache or args.workdir) / f"semlat-{n}.db"
+    out: dict[str, Any] = {"n": n, "queries": len(queries)}
+    if cached is not None and cached.exists() and path.exists():
+        out.update(json.loads(cached.read_text()))  # seeded and filled by an earlier run
+        progress(f"reusing {path}")
+    elif args.seeded and Path(args.seeded.format(n=n)).exists():
+        for suffix in ("-wal", "-shm"):  # of an unfinished earlier copy
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        shutil.copyfile(args.seeded.format(n=n), path)  # seeded by another bench (same seed)
+        out.update({"seed_s": None, "seed_chunks_per_s": None, "seed_file_mb": None})
+    else:
+        progress(f"seeding {n:,} chunks")
+        st = seed(path, facts=1000, chunks=n, sessions=max(10, n // 100), user=USER, overwrite=True)
+        out["seed_s"], out["seed_chunks_per_s"] = st.seconds, round(n / st.seconds)
+        out["seed_file_mb"] = st.file_mb
+        progress(f"seeded in {st.seconds:.1f} s ({st.file_mb} MB)")
     db = connect(path)
     try:
         store = Store(db, USER)
-        settings = Settings(db_path=path, user=USER, embed_model=str(args.model))
+        # ann_min_vectors=0: today's path (in-memory mirror, sqlite-vec) for the "before" rows
+        settings = Settings(db_path=path, user=USER, embed_model=str(args.model), ann_min_vectors=0)
         sem = Semantic(db, settings)
         t = time.perf_counter()
-        qemb = sem.load_now()  # what the server's background thread does first; adopts tables
+        qemb = sem.load_now(adopt="vectors" not in out)  # adopts the tables on a new database
         out["model_load_s"] = round(time.perf_counter() - t, 2)
-        bulk = OnnxEmbedder(args.model, threads=2, batch_size=32)
-        out["vectors"] = fill_vectors(db, sem.vectors, bulk, args.sample, basis, rng)
-        del bulk
-        out["size"] = sizes_mb(db)
+        if "vectors" not in out:
+            bulk = OnnxEmbedder(args.model, threads=2, batch_size=32)
+            out["vectors"] = fill_vectors(db, sem.vectors, bulk, args.sample, basis, rng)
+            del bulk
+            out["size"] = sizes_mb(db)
+            if cached is not None:
+                keep = ("seed_s", "seed_chunks_per_s", "seed_file_mb", "vectors", "size")
+                cached.write_text(json.dumps({k: out[k] for k in keep}))
         recall = Recall(store, sem)
         qvecs: list[np.ndarray] = []
         for q in queries:  # fills the query cache
@@ -484,15 +506,67 @@ def one_size(
         )
         out["parts"] = breakdown(recall, sem, queries)
         progress("agreement with exact KNN")
-        out["agreement"] = agreement(db, vs, uid, qvecs[: args.recall_queries])
+        truths: list[list[str]] = []
+        out["agreement"] = agreement(db, vs, uid, qvecs[: args.recall_queries], truths)
         goal = GOALS.get(n)
         out["goal_p95_ms"] = goal
         out["pass"] = None if goal is None else out["hybrid"]["p95_ms"] <= goal
+        if args.ann_min:
+            sem.vectors.discard(KNN_KINDS)  # the "before" arrays go (RSS)
+            gc.collect()
+            out["ann"] = ann_figures(args, path, db, sem, recall, queries, qvecs, truths)
     finally:
         db.close()
-        if not args.keep:
+        if not args.keep and not args.cache:
             for suffix in ("", "-wal", "-shm"):
                 Path(str(path) + suffix).unlink(missing_ok=True)
+    return out
+
+
+def ann_figures(
+    args: argparse.Namespace,
+    path: Path,
+    db: Any,
+    sem: Semantic,
+    recall: Recall,
+    queries: list[str],
+    qvecs: list[np.ndarray],
+    truths: list[list[str]],
+) -> dict[str, Any]:
+    """The persisted approximate index (search/ann.py): built if missing, then a fresh
+    process's start to its first answer, latency in this process, agreement, sizes."""
+    folder = Path(str(path) + ".vec")
+    uid = recall.store.uid
+    vs = VectorStore(db, folder, args.ann_min)
+    out: dict[str, Any] = {"ann_min": args.ann_min, "build_s": {}}
+    for kind in KNN_KINDS:
+        if vs._ann_index(kind, uid, vs.freshness()) is None:
+            progress(f"building the {kind} index ({args.build_threads} threads)")
+            t = time.perf_counter()
+            vs.build_index(kind, uid, threads=args.build_threads)
+            out["build_s"][kind] = round(time.perf_counter() - t, 1)
+            progress(f"built in {out['build_s'][kind]} s")
+    out["files_mb"] = round(vs.ann.nbytes() / 1e6, 1) if vs.ann else 0.0
+    qfile = folder / "bench-queries.npy"
+    np.save(qfile, np.stack(qvecs[:51]))
+    starts = [start_once(path, folder, uid, qfile, args.ann_min) for _ in range(args.starts)]
+    qfile.unlink()
+    out["starts"] = starts
+    out["searchable_s"] = sorted(x["searchable_s"] for x in starts)[len(starts) // 2]
+    progress(f"searchable after start: {[x['searchable_s'] for x in starts]} s")
+    main_vs, sem.vectors = sem.vectors, vs
+    try:
+        for q in queries[:10]:
+            recall.search(q, 10, ["chunk"], mode="hybrid")
+        out["knn_k50"] = summary_ms(time_each(lambda v: vs.knn("chunk", uid, v, FETCH), qvecs))
+        out["hybrid"] = summary_ms(
+            time_each(lambda q: recall.search(q, 10, ["chunk"], mode="hybrid"), queries)
+        )
+        out["parts"] = breakdown(recall, sem, queries)
+        out["agreement"] = agreement(db, vs, uid, qvecs[: args.recall_queries], truths)
+    finally:
+        sem.vectors = main_vs
+    progress(f"ann hybrid p50/p95: {out['hybrid']['p50_ms']} / {out['hybrid']['p95_ms']} ms")
     return out
 
 
@@ -582,7 +656,11 @@ def render(r: dict[str, Any]) -> str:
         ),
         (
             "seeding (seed.py)",
-            lambda x: f"{x['seed_s']:.0f} s ({x['seed_chunks_per_s']:,} chunks/s)",
+            lambda x: (
+                f"{x['seed_s']:.0f} s ({x['seed_chunks_per_s']:,} chunks/s)"
+                if x.get("seed_s")
+                else "copied"
+            ),
         ),
         (
             "vector inserts (`VectorStore.write`, 2 per chunk)",
@@ -593,6 +671,7 @@ def render(r: dict[str, Any]) -> str:
             lambda x: f"{x['size']['file_mb']:,.0f} MB ({x['size']['vectors_share']:.0%})",
         ),
     ]
+    rows += ann_rows(pp)
     lines = [head, rule]
     for label, fn in rows:
         lines.append(f"| {label} | " + " | ".join(fn(x) for x in runs) + " |")
@@ -622,6 +701,33 @@ def render(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def ann_rows(
+    pp: Callable[..., str],
+) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
+    """The persisted index's rows (— where it was not measured)."""
+
+    def a(fn: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
+        return lambda x: fn(x["ann"]) if "ann" in x else "—"
+
+    def start(x: dict[str, Any]) -> str:
+        each = ", ".join(f"{s['searchable_s']:.2f}" for s in x["starts"])
+        return f"{x['searchable_s']:.2f} s ({each})"
+
+    return [
+        ("**with the persisted index** (search/ann.py): hybrid p50 / p95 / p99 ms", a(lambda x: pp(x["hybrid"]))),
+        ("· keyword list (FTS, 50)", a(lambda x: pp(x["parts"]["keyword"], False))),
+        ("· KNN chunk + chunk_context (k = 50 each)", a(lambda x: pp(x["parts"]["knn"], False))),
+        ("· rank + hits", a(lambda x: f"{x['parts']['rank']['p50_ms'] + x['parts']['hits']['p50_ms']:.1f} (p50)")),
+        ("`VectorStore.knn` alone (chunk, k = 50)", a(lambda x: pp(x["knn_k50"]))),
+        ("searchable after start: new process → first answer (median; each)", a(start)),
+        ("· new process: both kinds, 50 queries p50 / p95 ms", a(lambda x: f"{x['starts'][0]['knn_both_kinds_p50_ms']:.1f} / {x['starts'][0]['knn_both_kinds_p95_ms']:.1f}")),
+        ("· new process RSS: start / first answer / 50 queries, MB", a(lambda x: f"{x['starts'][0]['rss_start_mb']:.0f} / {x['starts'][0]['rss_after_first_mb']:.0f} / {x['starts'][0]['rss_after_queries_mb']:.0f}")),
+        ("recall@10 vs exact KNN with the index (k = 10 / within k = 50)", a(lambda x: f"{x['agreement']['recall_at_10_k10']:.3f} / {x['agreement']['recall_at_10_k50']:.3f}")),
+        ("index build (chunk, chunk_context), s", a(lambda x: ", ".join(f"{v:.0f}" for v in x["build_s"].values()) or "reused")),
+        ("index files on disk", a(lambda x: f"{x['files_mb']:,.0f} MB")),
+    ]  # fmt: skip
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Hybrid recall latency at large sizes.")
     p.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated chunk counts")
@@ -633,6 +739,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--recall-queries", type=int, default=50)
     p.add_argument("--throughput-texts", type=int, default=500, help="0 skips it")
     p.add_argument("--json", type=Path, help="write all figures here")
+    p.add_argument("--cache", type=Path, help="keep seeded databases here and reuse them")
+    p.add_argument("--seeded", help="copy seeded databases from here, e.g. /x/kw-{n}.db")
+    p.add_argument("--ann-min", type=int, default=FULL_SCAN_MAX, help="0: no persisted index")
+    p.add_argument("--build-threads", type=int, default=2)
+    p.add_argument("--starts", type=int, default=3, help="fresh processes timed to first answer")
     a = p.parse_args(argv)
     sizes = [int(x) for x in a.sizes.split(",") if x.strip()]
     gen = TextGen(seed=7)

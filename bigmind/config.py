@@ -105,6 +105,12 @@ class Settings(BaseSettings):
         description="Never download the embedding model by itself (default: HF_HUB_OFFLINE).",
     )
     embed_threads: int = Field(default=1, ge=0, le=64, description="ONNX Runtime threads (0: all).")
+    ann_min_vectors: int = Field(
+        default=20_000,
+        ge=0,
+        description="Vector partitions of at least this many vectors get an approximate index"
+        " saved beside the database and memory-mapped at start (0: off; docs/semantic-search.md).",
+    )
     session_gap_minutes: int = Field(
         default=30,  # models.SESSION_GAP_MINUTES (the store's default)
         ge=0,

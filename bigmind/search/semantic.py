@@ -22,6 +22,7 @@ from typing import Any
 
 from bigmind.config import Settings
 from bigmind.errors import BigMindError
+from bigmind.search.ann import index_dir
 from bigmind.search.embedder import Embedder, load_embedder
 from bigmind.search.vectors import SOURCES, Pending, VectorStore
 from bigmind.storage.db import Backend
@@ -67,7 +68,11 @@ class Semantic:
     ) -> None:
         # Every user's memories are embedded: the vector tables are read and written across
         # users (the tables' owner role only, under PostgreSQL's row-level security).
-        self.vectors = VectorStore(db.maintenance())
+        self.vectors = VectorStore(
+            db.maintenance(),
+            index_dir(db.location, db.dialect, settings.home_dir),
+            settings.ann_min_vectors,
+        )
         self.settings = settings
         self._loader = loader
         self._embedder: Embedder | None = None

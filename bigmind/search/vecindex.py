@@ -52,6 +52,7 @@ class Partition:
     def __init__(self, dim: int, generation: str, *, int_items: bool = True) -> None:
         self.dim = dim
         self.generation = generation
+        self.base = 0  # rows up to this rowid are in a persisted index (search/ann.py)
         self.max_rowid = 0
         self.seen_top = 0  # the table-wide max rowid when this partition was last caught up
         self._n = 0

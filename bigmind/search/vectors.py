@@ -24,15 +24,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bigmind.errors import BigMindError
 from bigmind.models import content_hash
 from bigmind.storage.db import Backend, Row, Tx
 from bigmind.storage.vectors import SELECTS, SEP, VectorTables, Written
 
 if TYPE_CHECKING:
+    from bigmind.search.ann import AnnFiles, AnnIndex
     from bigmind.search.vecindex import Partition
 
 log = logging.getLogger(__name__)
@@ -40,6 +43,8 @@ log = logging.getLogger(__name__)
 MAX_K = 4096  # sqlite-vec's KNN limit
 LOAD_ON_DEMAND_MAX = 50_000  # bigger partitions are loaded by warm(); until then SQL KNN
 CATCH_UP_MAX = 5_000  # more new rows than this from other processes: reload the partition
+DELTA_MAX = 50_000  # rows past a persisted index searched from memory; more: rebuild it first
+ANN_MIN = 20_000  # Settings.ann_min_vectors' default
 
 
 def fact_embedding_text(category: str, fact: str) -> str:
@@ -155,7 +160,7 @@ class Freshness:
 class VectorStore:
     """Vector tables of one database: state, writes, backlog and nearest-neighbour search."""
 
-    def __init__(self, db: Backend) -> None:
+    def __init__(self, db: Backend, ann_dir: Path | None = None, ann_min: int = ANN_MIN) -> None:
         self.db = db
         self.pg = db.dialect == "postgresql"
         self.tables = VectorTables(db)
@@ -166,6 +171,17 @@ class VectorStore:
         self._loaders: list[threading.Thread] = []
         self._closing = threading.Event()
         self._lock = threading.RLock()
+        # Persisted approximate indexes of big partitions (search/ann.py), opened on demand.
+        self.ann: AnnFiles | None = None
+        self.ann_min = ann_min
+        self._anns: dict[tuple[str, str], AnnIndex] = {}
+        self._no_ann: set[tuple[str, str]] = set()  # looked for: none usable (until a build)
+        self._building: set[tuple[str, str]] = set()
+        self._build_lock = threading.Lock()  # one build at a time
+        if ann_dir is not None and ann_min > 0:
+            from bigmind.search.ann import AnnFiles
+
+            self.ann = AnnFiles(ann_dir)
 
     @property
     def available(self) -> bool:
@@ -276,6 +292,11 @@ class VectorStore:
         """The ``k`` nearest memories of ``kind`` owned by ``owner``, most similar first.
         A search of several kinds reads :meth:`freshness` once and passes it to each."""
         k = max(1, min(k, MAX_K))
+        fresh = fresh or self.freshness()
+        if self.ann is not None and SOURCES[kind].int_ids:
+            near = self._ann_knn(kind, owner, query, k, fresh)
+            if near is not None:
+                return near
         part = self._partition(kind, owner, load_big=False, fresh=fresh)
         if part is not None:
             return [Neighbour(item, sim) for item, sim in part.nearest(query, k)]
@@ -297,13 +318,27 @@ class VectorStore:
             for kind in SOURCES:
                 if self._closing.is_set():
                     return loaded
-                part = self._partition(kind, owner, load_big=True)
+                index = self._ann_index(kind, owner, fresh := self.freshness())
+                base = index.header.max_rowid if index is not None else 0
+                part = self._partition(kind, owner, load_big=True, fresh=fresh, base=base)
+                if part is None and base:  # too far behind its index: the whole partition
+                    part = self._partition(kind, owner, load_big=True)
                 loaded += len(part) if part is not None else 0
+                loaded += len(index) if index is not None and part is not None and base else 0
         return loaded
 
     def _partition(
-        self, kind: str, owner: str, *, load_big: bool, fresh: Freshness | None = None
+        self,
+        kind: str,
+        owner: str,
+        *,
+        load_big: bool,
+        fresh: Freshness | None = None,
+        base: int = 0,
     ) -> Partition | None:
+        """The partition in memory, current; with ``base``, only its rows past that rowid (the
+        delta searched beside a persisted index). None: not loaded yet (too big to load on a
+        search; or a delta too big, whose index is then rebuilt)."""
         fresh = fresh or self.freshness()
         state = fresh.model
         if state is None:
@@ -314,10 +349,13 @@ class VectorStore:
             part = self._parts.get(key)
             if (
                 part is not None
+                and part.base == base
                 and part.generation == gen
                 and self._catch_up(part, kind, owner, fresh.top)
             ):
                 return part
+        if base:
+            return self._delta(kind, owner, state[1], gen, base, fresh.top)
         if (
             not load_big
             and self.tables.partition_size(kind, owner, LOAD_ON_DEMAND_MAX + 1) > LOAD_ON_DEMAND_MAX
@@ -329,30 +367,49 @@ class VectorStore:
         with self._lock:
             self._parts[key] = part
             self._catch_up(part, kind, owner, self.tables.top())  # rows written while it loaded
+        if self.ann is not None and len(part) >= self.ann_min and SOURCES[kind].int_ids:
+            self._schedule(kind, owner)  # big: persist an index, so the next start is quick
         return part
 
     def _load_later(self, kind: str, owner: str) -> None:
         """Load a big partition in a background thread (once at a time), e.g. after a vacuum
         changed it: searches use sqlite-vec until it is in memory again."""
-        key = (kind, owner)
+        self._in_background(
+            (kind, owner),
+            self._loading,
+            f"load {kind} vectors into memory",
+            lambda: self._partition(kind, owner, load_big=True),
+            (OSError, self.db.Error),
+        )
+
+    def _in_background(
+        self,
+        key: tuple[str, str],
+        busy: set[tuple[str, str]],
+        what: str,
+        work: Callable[[], object],
+        errors: tuple[type[Exception], ...],
+    ) -> None:
+        """Run ``work`` in a thread unless one is already at it for ``key`` (in ``busy``) or
+        the store is closing; :meth:`close` waits for it."""
         with self._lock:
-            if key in self._loading or self._closing.is_set():
+            if key in busy or self._closing.is_set():
                 return
-            self._loading.add(key)
+            busy.add(key)
 
         def run() -> None:
             try:
-                self._partition(kind, owner, load_big=True)
-            except (OSError, self.db.Error) as exc:
-                log.warning("could not load %s vectors into memory: %s", kind, exc)
+                work()
+            except errors as exc:
+                log.warning("could not %s: %s", what, exc)
             finally:
                 with self._lock:
-                    self._loading.discard(key)
+                    busy.discard(key)
 
-        loader = threading.Thread(target=run, name="bigmind-vector-load", daemon=True)
+        thread = threading.Thread(target=run, name=f"bigmind-{what.split()[0]}", daemon=True)
         with self._lock:
-            self._loaders = [t for t in self._loaders if t.is_alive()] + [loader]
-        loader.start()
+            self._loaders = [t for t in self._loaders if t.is_alive()] + [thread]
+        thread.start()
 
     def close(self, timeout: float) -> bool:
         """Start no more background loads and wait for the running ones (within ``timeout``):
@@ -391,15 +448,17 @@ class VectorStore:
                 part.add(ids[ok], vecs.reshape(len(block), dim)[ok], items[at[ok]])
         return part
 
-    def _catch_up(self, part: Partition, kind: str, owner: str, top: int) -> bool:
+    def _catch_up(
+        self, part: Partition, kind: str, owner: str, top: int, limit: int = CATCH_UP_MAX
+    ) -> bool:
         """Add rows other processes wrote (``top``: the table's highest rowid now); False if
-        there are too many (reload instead)."""
+        there are more than ``limit`` (reload instead)."""
         import numpy as np
 
         if top == part.seen_top:
             return True  # nothing was written anywhere since the last look
-        new = self.tables.items_after(kind, owner, part.max_rowid, CATCH_UP_MAX + 1)
-        if len(new) > CATCH_UP_MAX:
+        new = self.tables.items_after(kind, owner, part.max_rowid, limit + 1)
+        if len(new) > limit:
             return False
         item_of = {int(r["id"]): str(r["item_id"]) for r in new}
         for start in range(0, len(new), 500):
@@ -414,6 +473,145 @@ class VectorStore:
                 )
         part.seen_top = top
         return True
+
+    # -- persisted approximate indexes (search/ann.py) ------------------------------------
+    def _ann_knn(
+        self, kind: str, owner: str, query: Any, k: int, fresh: Freshness
+    ) -> list[Neighbour] | None:
+        """The ``k`` nearest from the partition's persisted index and its delta; None when it
+        has no usable index (the in-memory partition or SQL answers)."""
+        index = self._ann_index(kind, owner, fresh)
+        if index is None:
+            return None
+        delta = self._partition(
+            kind, owner, load_big=False, fresh=fresh, base=index.header.max_rowid
+        )
+        if delta is None:
+            return None
+        sims: dict[str, float] = {}
+        want = k + max(8, k // 2)  # room for vectors deleted since the build
+        while True:
+            rowids, found = index.search(query, want)
+            # Only live vectors have an ``embeddings`` row: a deleted one is dropped here.
+            live = self.tables.item_ids(rowids) if rowids else {}
+            for rid, sim in zip(rowids, found, strict=True):
+                item = live.get(rid)
+                if item is not None and sim > sims.get(item, -2.0):
+                    sims[item] = sim
+            if len(live) >= k or len(rowids) < want or want >= MAX_K:
+                break
+            want = min(MAX_K, want * 4)
+        if len(live) < 0.8 * len(rowids):
+            self._schedule(kind, owner)  # a fifth of what it finds is deleted: rebuild
+        for item, sim in delta.nearest(query, k):
+            if sim > sims.get(item, -2.0):
+                sims[item] = sim
+        best = sorted(sims.items(), key=lambda kv: -kv[1])[:k]
+        return [Neighbour(item, sim) for item, sim in best]
+
+    def _ann_index(self, kind: str, owner: str, fresh: Freshness) -> AnnIndex | None:
+        """The partition's persisted index if one fits the database (opened once)."""
+        if self.ann is None or fresh.model is None or not SOURCES[kind].int_ids:
+            return None
+        key = (kind, owner)
+        with self._lock:
+            index = self._anns.get(key)
+            if index is not None and (index.header.model, index.header.dim) == fresh.model:
+                return index
+            if index is None and key in self._no_ann:
+                return None
+        index = self._open_ann(kind, owner, fresh.model)
+        with self._lock:
+            if index is None:
+                self._anns.pop(key, None)
+                self._no_ann.add(key)
+            else:
+                self._anns[key] = index
+        return index
+
+    def _open_ann(self, kind: str, owner: str, model: tuple[str, int]) -> AnnIndex | None:
+        assert self.ann is not None
+        head = self.ann.header(kind, owner)
+        if head is None:
+            return None
+        # Another model's, or another database's (or rows renumbered since): rebuild it.
+        fits = (head.model, head.dim) == model
+        anchor = self.tables.anchor(kind, owner, head.max_rowid) if fits else ""
+        if not anchor or anchor != head.anchor:
+            self._schedule(kind, owner)
+            return None
+        index = self.ann.open(head)
+        if index is None:
+            self._schedule(kind, owner)  # damaged
+        return index
+
+    def _delta(
+        self, kind: str, owner: str, dim: int, gen: str, base: int, top: int
+    ) -> Partition | None:
+        """The partition's rows past ``base`` (its index's highest rowid), in memory."""
+        from bigmind.search.vecindex import Partition
+
+        part = Partition(dim, gen, int_items=SOURCES[kind].int_ids)
+        part.base = part.max_rowid = base
+        part.seen_top = -1
+        if not self._catch_up(part, kind, owner, top, DELTA_MAX):
+            self._schedule(kind, owner)
+            return None
+        with self._lock:
+            self._parts[(kind, owner)] = part
+        index = self._anns.get((kind, owner))
+        if index is not None and len(part) >= min(
+            DELTA_MAX // 2, max(self.ann_min, len(index) // 10)
+        ):
+            self._schedule(kind, owner)  # grown by a tenth since the build
+        return part
+
+    def _schedule(self, kind: str, owner: str) -> None:
+        """(Re)build the partition's index in a background thread, one build at a time."""
+        if self.ann is not None:
+            self._in_background(
+                (kind, owner),
+                self._building,
+                f"build the {kind} vector index",
+                lambda: self.build_index(kind, owner),
+                (BigMindError, OSError, RuntimeError, ValueError, self.db.Error),
+            )
+
+    def build_index(self, kind: str, owner: str, *, threads: int = 1) -> AnnIndex | None:
+        """Build and persist the partition's index now, in this thread, and use it (None: the
+        partition is smaller than ``ann_min``, or closing)."""
+        with self._build_lock:
+            return self._build(kind, owner, threads)
+
+    def _build(self, kind: str, owner: str, threads: int = 1) -> AnnIndex | None:
+        assert self.ann is not None
+        fresh = self.freshness()
+        if self._closing.is_set() or fresh.model is None:
+            return None
+        key = (kind, owner)
+        with self.tables.reader() as reader:
+            if reader.partition_size(kind, owner, self.ann_min) < self.ann_min:
+                self.ann.remove(kind, owner)
+                return None
+            gen = fresh.generations.get(kind, "")
+            head = self.ann.build(
+                kind,
+                owner,
+                fresh.model,
+                gen,
+                lambda rowid: reader.anchor(kind, owner, rowid),
+                _vector_blocks(reader, kind, owner, fresh.model[1]),
+                stop=self._closing,
+                threads=threads,
+            )
+        index = self.ann.open(head) if head is not None else None
+        if index is not None:
+            with self._lock:
+                self._anns[key] = index
+                self._no_ann.discard(key)
+                self._parts.pop(key, None)  # the next search reads the (small) delta instead
+            log.info("vector index of %s: %d vectors in %s", kind, len(index), self.ann.root)
+        return index
 
     def similarity(self, kind: str, item_ids: Iterable[str], query: Any) -> dict[str, float]:
         """Exact cosine similarity of ``query`` to the stored vectors of these memories."""
@@ -442,9 +640,14 @@ class VectorStore:
         self._forget_partitions()
 
     def _forget_partitions(self) -> None:
+        """After a model change or a reindex: nothing in memory or on disk is current."""
         self._high_water.clear()
         with self._lock:
             self._parts.clear()
+            self._anns.clear()
+            self._no_ann.clear()
+        if self.ann is not None:
+            self.ann.remove_all()
 
 
 def _blob(vector: Any) -> bytes:
@@ -456,6 +659,18 @@ def _blob(vector: Any) -> bytes:
     if hasattr(vector, "to_numpy"):  # pgvector's Vector
         vector = vector.to_numpy()
     return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _vector_blocks(
+    reader: VectorTables, kind: str, owner: str, dim: int
+) -> Iterator[tuple[Any, Any]]:
+    """(rowids, float32 vectors) of a partition, in blocks."""
+    import numpy as np
+
+    for block in reader.stream_vectors(kind, owner):
+        ids = np.fromiter((r[0] for r in block), dtype=np.int64, count=len(block))
+        vecs = np.frombuffer(b"".join(_blob(r[1]) for r in block), dtype=np.float32)
+        yield ids, vecs.reshape(len(block), dim)
 
 
 def _items(kind: str, items: Sequence[str]) -> Any:

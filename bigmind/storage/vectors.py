@@ -336,6 +336,15 @@ class VectorTables:
             rowids,
         )
 
+    def anchor(self, kind: str, owner: str, rowid: int) -> str:
+        """``item_id:content_hash`` of the partition's vector ``rowid`` ('' if there is none):
+        what a persisted index checks to be sure it belongs to this database."""
+        rows = self.db.query(
+            "SELECT item_id, content_hash FROM embeddings WHERE id = ? AND kind = ? AND user_id = ?",
+            (rowid, kind, owner),
+        )
+        return f"{rows[0]['item_id']}:{rows[0]['content_hash']}" if rows else ""
+
     def partition_size(self, kind: str, owner: str, cap: int) -> int:
         """Vectors in the partition, counted up to ``cap``."""
         return int(
