@@ -68,7 +68,8 @@ def prepare(workdir: Path, model: Path, facts: int, chunks: int, sessions: int) 
     return db
 
 
-def start(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
+def bigmind_server(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
+    """``bigmind serve`` on ``db`` with the model, initialised (the model loads on first use)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
     env |= {
         "BIGMIND_DB_PATH": str(db),
@@ -82,15 +83,26 @@ def start(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
     # `python -m bigmind` exists in every revision (the console script's target moved).
     server = StdioServer([sys.executable, "-m", "bigmind", "serve"], env)
     server.initialize()
+    return server
+
+
+def wait_ready(server: StdioServer, name: str, poll: float = 0.5) -> None:
+    """Until the semantic index is ready and nothing waits to be embedded."""
     deadline = time.monotonic() + 300
     while True:  # the first call opens the memory and starts the model loading
         stats = server.call_tool("memory_get_stats", {})
         sem = (stats.get("structuredContent") or {}).get("semantic", {})
         if sem.get("state") == "ready" and not sem.get("waiting"):
-            return server
+            return
         if time.monotonic() > deadline:
             raise RuntimeError(f"{name}: the semantic index never became ready: {sem}")
-        time.sleep(0.5)
+        time.sleep(poll)
+
+
+def start(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
+    server = bigmind_server(name, code, db, model)
+    wait_ready(server, name)
+    return server
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
