@@ -50,14 +50,15 @@ def prepare(workdir: Path, model: Path, facts: int, chunks: int, sessions: int) 
     db = workdir / f"seed-{facts}-{chunks}-{sessions}.db"
     if db.exists():
         return db
-    seed(db, facts=facts, chunks=chunks, sessions=sessions, user="bench")
+    part = workdir / f"seed-{facts}-{chunks}-{sessions}.partial.db"  # renamed once embedded
+    seed(part, facts=facts, chunks=chunks, sessions=sessions, user="bench", overwrite=True)
     from bigmind.config import Settings
     from bigmind.search.semantic import Semantic
     from bigmind.storage.connect import connect
 
-    backend = connect(db)
+    backend = connect(part)
     try:
-        sem = Semantic(backend, Settings(db_path=db, user="bench", embed_model=str(model)))
+        sem = Semantic(backend, Settings(db_path=part, user="bench", embed_model=str(model)))
         sem.load_now()
         t0 = time.perf_counter()
         n = sem.embed_backlog()
@@ -65,6 +66,9 @@ def prepare(workdir: Path, model: Path, facts: int, chunks: int, sessions: int) 
         backend.query("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         backend.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{part}{suffix}").unlink(missing_ok=True)
+    part.rename(db)
     return db
 
 
