@@ -39,7 +39,7 @@ from typing import Any
 
 import apsw
 from mcpwire import StdioServer
-from recall_stdio import DEFAULT_MODEL, bigmind_server, prepare, wait_ready
+from recall_stdio import DEFAULT_MODEL, bigmind_server, env_pair, prepare, wait_ready
 from run import CpuMeter, environment, summary_ms
 from textgen import TextGen
 
@@ -246,7 +246,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     code = args.bigmind_code
 
     def start_bigmind(db: Path) -> StdioServer:
-        return bigmind_server("bigmind", code, db, args.model)
+        return bigmind_server("bigmind", code, db, args.model, dict(args.bigmind_env))
 
     starters: dict[str, Starter] = {"bigmind": start_bigmind}
     dbs = {"bigmind": bm_db}
@@ -254,6 +254,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "env": environment(),
         "bigmind_code": str(code) if code else "the interpreter's bigmind",
+        "bigmind_env": dict(args.bigmind_env),
         "sizes": {
             "facts": args.facts,
             "chunks": args.chunks,
@@ -341,7 +342,9 @@ def render(r: dict[str, Any]) -> str:
         f"BigMind vs peers over stdio — {r['sizes']['facts']:,} facts, model loaded, "
         f"{r['sizes']['queries']} questions × {r['sizes']['runs']} runs (medians of runs), "
         f"machine {med['busy_pct']:.0f}% busy (2 cores)",
-        f"bigmind at {r['env']['git_commit']} ({r['bigmind_code']}); {r['when']}",
+        f"bigmind at {r['env']['git_commit']} ({r['bigmind_code']}"
+        + "".join(f", {k}={v}" for k, v in r["bigmind_env"].items())
+        + f"); {r['when']}",
         "",
         f"{'figure':<34}"
         + "".join(f"{label[n]:>{width}}" for n in names)
@@ -399,6 +402,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--bigmind-code", type=Path, help="a checkout whose bigmind/ to run (PYTHONPATH)"
     )
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="exported ONNX model dir")
+    p.add_argument(
+        "--bigmind-env",
+        type=env_pair,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set in BigMind's server environment (e.g. OPENBLAS_NUM_THREADS=1)",
+    )
     p.add_argument("--workdir", type=Path, default=Path("/work/benchcache/peers"))
     p.add_argument("--facts", type=int, default=2_000)
     p.add_argument("--chunks", type=int, default=500)

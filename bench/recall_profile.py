@@ -32,7 +32,7 @@ from typing import Any
 
 from mcpwire import StdioServer
 from peers import copy_db
-from recall_stdio import DEFAULT_MODEL, bigmind_server, prepare, wait_ready
+from recall_stdio import DEFAULT_MODEL, bigmind_server, env_pair, prepare, wait_ready
 from run import CpuMeter, summary_ms
 from textgen import TextGen
 
@@ -48,9 +48,8 @@ STEPS: list[tuple[str, tuple[str, ...]]] = [
     ("failed-attempts warnings", ("attempts.py",)),
     ("file-bound gotchas", ("gotchas.py",)),
     ("rendering the text", ("render.py",)),
-    ("rest of the tool (result, edge)", ("bigmind/mcp",)),
-    ("other bigmind code", ("bigmind/",)),
-    ("FastMCP, MCP SDK, pydantic, JSON, pipe", ("",)),
+    ("rest of the tool (result, edge)", ()),
+    ("FastMCP, MCP SDK, pydantic, JSON (outside the tool)", ()),
 ]
 
 
@@ -87,16 +86,21 @@ def in_process(db: Path, model: Path, qs: Sequence[str]) -> dict[str, Any]:
         sem = Semantic(backend, Settings(db_path=db, user="bench", embed_model=str(model)))
         emb = sem.load_now()
         recall = Recall(Store(backend, "bench"), sem)
-        for q in qs[:10]:  # warm-up: caches, first inference
+        for q in qs[:10]:  # warm-up: vector partitions, caches, first inference
             recall.search(q + " warm", 10)
-        return {
-            "embed_query": summary_ms(time_each(lambda q: emb.embed([q]), qs)),
-            "search_fresh_query": summary_ms(time_each(lambda q: recall.search(q, 10), qs)),
-            "search_vector_cached": summary_ms(time_each(lambda q: recall.search(q, 10), qs)),
-            "search_keyword_only": summary_ms(
-                time_each(lambda q: recall.search(q, 10, mode="keyword"), qs)
-            ),
-        }
+        steps: list[tuple[str, Callable[[str], object]]] = [
+            ("embed_query", lambda q: emb.embed([q])),
+            ("search_fresh_query", lambda q: recall.search(q, 10)),
+            ("search_vector_cached", lambda q: recall.search(q, 10)),
+            ("search_keyword_only", lambda q: recall.search(q, 10, mode="keyword")),
+        ]
+        times: dict[str, list[float]] = {k: [] for k, _ in steps}
+        for q in qs:  # interleaved, so the machine's drift hits every step alike
+            for key, fn in steps:
+                t0 = time.perf_counter()
+                fn(q)
+                times[key].append(time.perf_counter() - t0)
+        return {k: summary_ms(v) for k, v in times.items()}
     finally:
         backend.close()
 
@@ -142,7 +146,15 @@ def sampled(server: StdioServer, py_spy: Path, qs: Sequence[str], out: Path) -> 
         frames = stack.split(";")
         if not any("run_until_complete" in f for f in frames) or "select (" in frames[-1]:
             continue  # another thread (stdio relays, flusher, embedder: mostly waiting), or idle
-        step = next(name for name, marks in STEPS if any(m in f for m in marks for f in frames))
+        tool = next((i for i, f in enumerate(frames) if "bigmind/mcp/tools/" in f), None)
+        if tool is None:
+            step = STEPS[-1][0]
+        else:
+            inner = frames[tool:]
+            step = next(
+                (name for name, marks in STEPS[:-2] if any(m in f for m in marks for f in inner)),
+                STEPS[-2][0],
+            )
         by_step[step] += n
     total = sum(by_step.values())
     per_call = 1000 / 250 / len(qs)
@@ -192,6 +204,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     p.add_argument("--workdir", type=Path, default=Path("/work/benchcache/peers"))
     p.add_argument("--bigmind-code", type=Path, help="a checkout whose bigmind/ to run")
+    p.add_argument(
+        "--env",
+        type=env_pair,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set in the server's environment (e.g. OPENBLAS_NUM_THREADS=1)",
+    )
     p.add_argument("--facts", type=int, default=2_000)
     p.add_argument("--chunks", type=int, default=500)
     p.add_argument("--sessions", type=int, default=50)
@@ -212,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
     )  # fmt: skip
     copy = copy_db(db, args.workdir / "profile-server.db")
-    with bigmind_server("profile", args.bigmind_code, copy, args.model) as server:
+    result["server_env"] = dict(args.env)
+    with bigmind_server("profile", args.bigmind_code, copy, args.model, dict(args.env)) as server:
         wait_ready(server, "profile")
         for q in questions(5, 20, seen):  # warm-up
             server.call_tool("memory_recall", {"query": q, "limit": 10})

@@ -19,7 +19,7 @@ import shutil
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +72,13 @@ def prepare(workdir: Path, model: Path, facts: int, chunks: int, sessions: int) 
     return db
 
 
-def bigmind_server(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
-    """``bigmind serve`` on ``db`` with the model, initialised (the model loads on first use)."""
+def bigmind_server(
+    name: str, code: Path | None, db: Path, model: Path, extra: Mapping[str, str] | None = None
+) -> StdioServer:
+    """``bigmind serve`` on ``db`` with the model, initialised (the model loads on first use);
+    ``extra`` is added to its environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env |= extra or {}
     env |= {
         "BIGMIND_DB_PATH": str(db),
         "BIGMIND_USER": "bench",
@@ -103,8 +107,10 @@ def wait_ready(server: StdioServer, name: str, poll: float = 0.5) -> None:
         time.sleep(poll)
 
 
-def start(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
-    server = bigmind_server(name, code, db, model)
+def start(
+    name: str, code: Path | None, db: Path, model: Path, extra: Mapping[str, str] | None = None
+) -> StdioServer:
+    server = bigmind_server(name, code, db, model, extra)
     wait_ready(server, name)
     return server
 
@@ -121,7 +127,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for suffix in ("", "-wal", "-shm"):
                 Path(str(copy) + suffix).unlink(missing_ok=True)
             shutil.copy(db, copy)
-            servers[name] = start(name, code, copy, args.model)
+            servers[name] = start(
+                name, code, copy, args.model, dict(args.env) if name == "current" else None
+            )
         gen = TextGen(7)
         questions = [gen.question() for _ in range(args.queries)]
         times: dict[str, dict[str, list[float]]] = {n: {"recall": [], "store": []} for n in servers}
@@ -159,10 +167,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             s.close()
 
 
+def env_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--baseline", type=Path, help="a checkout of the revision to compare with")
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="exported ONNX model dir")
+    p.add_argument(
+        "--env",
+        type=env_pair,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set in this checkout's server only (e.g. OPENBLAS_NUM_THREADS=1 against a "
+        "--baseline of the same checkout: an A/B of the setting)",
+    )
     p.add_argument("--workdir", type=Path, default=Path("/tmp/bigmind-recall-bench"))
     p.add_argument("--facts", type=int, default=2_000)
     p.add_argument("--chunks", type=int, default=500)
