@@ -39,7 +39,13 @@ from typing import Any
 
 import apsw
 from mcpwire import StdioServer
-from recall_stdio import DEFAULT_MODEL, bigmind_server, env_pair, prepare, wait_ready
+from recall_stdio import (
+    add_env_option,
+    add_memory_options,
+    bigmind_server,
+    prepare,
+    wait_ready,
+)
 from run import CpuMeter, environment, summary_ms
 from textgen import TextGen
 
@@ -401,19 +407,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--bigmind-code", type=Path, help="a checkout whose bigmind/ to run (PYTHONPATH)"
     )
-    p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="exported ONNX model dir")
-    p.add_argument(
-        "--bigmind-env",
-        type=env_pair,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="set in BigMind's server environment (e.g. OPENBLAS_NUM_THREADS=1)",
+    add_memory_options(p, Path("/work/benchcache/peers"))
+    add_env_option(
+        p, "--bigmind-env", "set in BigMind's server environment (e.g. OPENBLAS_NUM_THREADS=1)"
     )
-    p.add_argument("--workdir", type=Path, default=Path("/work/benchcache/peers"))
-    p.add_argument("--facts", type=int, default=2_000)
-    p.add_argument("--chunks", type=int, default=500)
-    p.add_argument("--sessions", type=int, default=50)
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--stores", type=int, default=100)

@@ -32,7 +32,13 @@ from typing import Any
 
 from mcpwire import StdioServer
 from peers import copy_db
-from recall_stdio import DEFAULT_MODEL, bigmind_server, env_pair, prepare, wait_ready
+from recall_stdio import (
+    add_env_option,
+    add_memory_options,
+    bigmind_server,
+    prepare,
+    wait_ready,
+)
 from run import CpuMeter, summary_ms
 from textgen import TextGen
 
@@ -201,20 +207,9 @@ def render(r: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", type=Path, default=DEFAULT_MODEL)
-    p.add_argument("--workdir", type=Path, default=Path("/work/benchcache/peers"))
+    add_memory_options(p, Path("/work/benchcache/peers"))
     p.add_argument("--bigmind-code", type=Path, help="a checkout whose bigmind/ to run")
-    p.add_argument(
-        "--env",
-        type=env_pair,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="set in the server's environment (e.g. OPENBLAS_NUM_THREADS=1)",
-    )
-    p.add_argument("--facts", type=int, default=2_000)
-    p.add_argument("--chunks", type=int, default=500)
-    p.add_argument("--sessions", type=int, default=50)
+    add_env_option(p, "--env", "set in the server's environment (e.g. OPENBLAS_NUM_THREADS=1)")
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--py-spy", type=Path, help="py-spy executable: sample the server too")
     p.add_argument("--out", type=Path, default=Path("/work/benchcache/peers/profile.json"))

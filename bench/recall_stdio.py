@@ -174,23 +174,30 @@ def env_pair(text: str) -> tuple[str, str]:
     return key, value
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--baseline", type=Path, help="a checkout of the revision to compare with")
+def add_env_option(p: argparse.ArgumentParser, flag: str, help: str) -> None:
+    """A repeatable ``flag KEY=VALUE`` for a server's environment (a list of pairs)."""
+    p.add_argument(flag, type=env_pair, action="append", default=[], metavar="KEY=VALUE", help=help)
+
+
+def add_memory_options(p: argparse.ArgumentParser, workdir: Path) -> None:
+    """The seeded memory's options: the model, where it is cached, its size."""
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="exported ONNX model dir")
-    p.add_argument(
-        "--env",
-        type=env_pair,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="set in this checkout's server only (e.g. OPENBLAS_NUM_THREADS=1 against a "
-        "--baseline of the same checkout: an A/B of the setting)",
-    )
-    p.add_argument("--workdir", type=Path, default=Path("/tmp/bigmind-recall-bench"))
+    p.add_argument("--workdir", type=Path, default=workdir)
     p.add_argument("--facts", type=int, default=2_000)
     p.add_argument("--chunks", type=int, default=500)
     p.add_argument("--sessions", type=int, default=50)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--baseline", type=Path, help="a checkout of the revision to compare with")
+    add_memory_options(p, Path("/tmp/bigmind-recall-bench"))
+    add_env_option(
+        p,
+        "--env",
+        "set in this checkout's server only (e.g. OPENBLAS_NUM_THREADS=1 against a "
+        "--baseline of the same checkout: an A/B of the setting)",
+    )
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--stores", type=int, default=100)
