@@ -93,9 +93,12 @@ class StdioServer:
         tools: list[dict[str, Any]] = self.request("tools/list")["tools"]
         return tools
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def call_tool(
+        self, name: str, arguments: dict[str, Any], *, check: bool = True
+    ) -> dict[str, Any]:
+        """Call a tool; a result with ``isError`` raises unless ``check`` is false."""
         result = self.request("tools/call", {"name": name, "arguments": arguments})
-        if result.get("isError"):
+        if check and result.get("isError"):
             text = " ".join(c.get("text", "") for c in result.get("content", []))
             raise McpError(f"{name} failed: {text}")
         return result

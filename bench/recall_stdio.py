@@ -19,7 +19,7 @@ import shutil
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +50,15 @@ def prepare(workdir: Path, model: Path, facts: int, chunks: int, sessions: int) 
     db = workdir / f"seed-{facts}-{chunks}-{sessions}.db"
     if db.exists():
         return db
-    seed(db, facts=facts, chunks=chunks, sessions=sessions, user="bench")
+    part = workdir / f"seed-{facts}-{chunks}-{sessions}.partial.db"  # renamed once embedded
+    seed(part, facts=facts, chunks=chunks, sessions=sessions, user="bench", overwrite=True)
     from bigmind.config import Settings
     from bigmind.search.semantic import Semantic
     from bigmind.storage.connect import connect
 
-    backend = connect(db)
+    backend = connect(part)
     try:
-        sem = Semantic(backend, Settings(db_path=db, user="bench", embed_model=str(model)))
+        sem = Semantic(backend, Settings(db_path=part, user="bench", embed_model=str(model)))
         sem.load_now()
         t0 = time.perf_counter()
         n = sem.embed_backlog()
@@ -65,11 +66,19 @@ def prepare(workdir: Path, model: Path, facts: int, chunks: int, sessions: int) 
         backend.query("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         backend.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{part}{suffix}").unlink(missing_ok=True)
+    part.rename(db)
     return db
 
 
-def start(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
+def bigmind_server(
+    name: str, code: Path | None, db: Path, model: Path, extra: Mapping[str, str] | None = None
+) -> StdioServer:
+    """``bigmind serve`` on ``db`` with the model, initialised (the model loads on first use);
+    ``extra`` is added to its environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    env |= extra or {}
     env |= {
         "BIGMIND_DB_PATH": str(db),
         "BIGMIND_USER": "bench",
@@ -82,15 +91,28 @@ def start(name: str, code: Path | None, db: Path, model: Path) -> StdioServer:
     # `python -m bigmind` exists in every revision (the console script's target moved).
     server = StdioServer([sys.executable, "-m", "bigmind", "serve"], env)
     server.initialize()
+    return server
+
+
+def wait_ready(server: StdioServer, name: str, poll: float = 0.5) -> None:
+    """Until the semantic index is ready and nothing waits to be embedded."""
     deadline = time.monotonic() + 300
     while True:  # the first call opens the memory and starts the model loading
         stats = server.call_tool("memory_get_stats", {})
         sem = (stats.get("structuredContent") or {}).get("semantic", {})
         if sem.get("state") == "ready" and not sem.get("waiting"):
-            return server
+            return
         if time.monotonic() > deadline:
             raise RuntimeError(f"{name}: the semantic index never became ready: {sem}")
-        time.sleep(0.5)
+        time.sleep(poll)
+
+
+def start(
+    name: str, code: Path | None, db: Path, model: Path, extra: Mapping[str, str] | None = None
+) -> StdioServer:
+    server = bigmind_server(name, code, db, model, extra)
+    wait_ready(server, name)
+    return server
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -105,7 +127,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for suffix in ("", "-wal", "-shm"):
                 Path(str(copy) + suffix).unlink(missing_ok=True)
             shutil.copy(db, copy)
-            servers[name] = start(name, code, copy, args.model)
+            servers[name] = start(
+                name, code, copy, args.model, dict(args.env) if name == "current" else None
+            )
         gen = TextGen(7)
         questions = [gen.question() for _ in range(args.queries)]
         times: dict[str, dict[str, list[float]]] = {n: {"recall": [], "store": []} for n in servers}
@@ -143,14 +167,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             s.close()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--baseline", type=Path, help="a checkout of the revision to compare with")
+def env_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def add_env_option(p: argparse.ArgumentParser, flag: str, help: str) -> None:
+    """A repeatable ``flag KEY=VALUE`` for a server's environment (a list of pairs)."""
+    p.add_argument(flag, type=env_pair, action="append", default=[], metavar="KEY=VALUE", help=help)
+
+
+def add_memory_options(p: argparse.ArgumentParser, workdir: Path) -> None:
+    """The seeded memory's options: the model, where it is cached, its size."""
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="exported ONNX model dir")
-    p.add_argument("--workdir", type=Path, default=Path("/tmp/bigmind-recall-bench"))
+    p.add_argument("--workdir", type=Path, default=workdir)
     p.add_argument("--facts", type=int, default=2_000)
     p.add_argument("--chunks", type=int, default=500)
     p.add_argument("--sessions", type=int, default=50)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--baseline", type=Path, help="a checkout of the revision to compare with")
+    add_memory_options(p, Path("/tmp/bigmind-recall-bench"))
+    add_env_option(
+        p,
+        "--env",
+        "set in this checkout's server only (e.g. OPENBLAS_NUM_THREADS=1 against a "
+        "--baseline of the same checkout: an A/B of the setting)",
+    )
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--stores", type=int, default=100)
