@@ -57,6 +57,25 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out) == {"version": __version__}
 
 
+@pytest.mark.parametrize(("given", "used"), [(None, "1"), ("2", "2")])
+def test_the_command_holds_openblas_to_one_thread_unless_told(given: str | None, used: str) -> None:
+    """Before numpy loads: a second BLAS thread waking on a busy machine was a search's tail."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    probe = (  # OpenBLAS's own count, read from the library numpy loaded
+        "import ctypes, bigmind.cli.main, numpy\n"
+        "lib = next(ln.split()[-1] for ln in open('/proc/self/maps') if 'openblas' in ln)\n"
+        "dll = ctypes.CDLL(lib)\n"
+        "names = ('scipy_openblas_get_num_threads64_', 'openblas_get_num_threads')\n"
+        "print(next(getattr(dll, n) for n in names if hasattr(dll, n))())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == used
+
+
 def test_context_prints_the_packet(tmp_path: Path) -> None:
     from bigmind.storage.connect import connect
 

@@ -13,6 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+# One BLAS thread, set before numpy loads OpenBLAS: a vector search's matrix-vector product
+# takes ~0.05 ms on one thread, while waking OpenBLAS's second thread on a busy 2-core machine
+# made its p95 44-52 ms (bench/README.md, "Peers"). Searches already run side by side in
+# threads. An explicit setting is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from bigmind import __version__
 from bigmind.errors import BigMindError, ExportError, NoMemoryYet
 
