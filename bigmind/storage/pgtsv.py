@@ -54,8 +54,8 @@ def identifier_tsv(tx: Tx, tables: Sequence[tuple[str, str, tuple[str, str]]]) -
 
     PostgreSQL 16 cannot change a generated column's expression, so the column is dropped
     (instant) and added again: one rewrite of the table that computes every row's ``tsv``,
-    then the GIN index is built again. Both hold the table's exclusive lock; at a million
-    rows they take minutes (bench/README.md, "pg_scale.py"), once.
+    then the GIN index is built again and the table analysed. Both hold the table's exclusive
+    lock; at a million rows they take minutes (docs/postgres-search.md), once.
     """
     tx.script(_FUNCTION_DDL)
     tx.script("SET LOCAL maintenance_work_mem = '256MB'")  # the GIN builds: fewer passes
@@ -72,7 +72,10 @@ def identifier_tsv(tx: Tx, tables: Sequence[tuple[str, str, tuple[str, str]]]) -
         tx.script(
             f"ALTER TABLE {base} DROP COLUMN IF EXISTS tsv, ADD COLUMN tsv tsvector"
             f" GENERATED ALWAYS AS ({tsv_expression(first, second)}) STORED;"
-            f" CREATE INDEX IF NOT EXISTS idx_{base}_tsv ON {base} USING gin (tsv)"
+            f" CREATE INDEX IF NOT EXISTS idx_{base}_tsv ON {base} USING gin (tsv);"
+            # The new column has no statistics yet; the search planner reads them
+            # (pgtext.PgTextSearch.stats) and would count every term meanwhile.
+            f" ANALYZE {base}"
         )
         done.append(base)
     return done
