@@ -54,10 +54,10 @@ def test_postgres_looks_an_identifier_up_whole(pg_url: str) -> None:
         assert isinstance(text, pgtext.PgTextSearch)
         plan = text.plan("facts_fts", "test_response")
         assert plan is not None
-        # Whole: one lexeme, no phrase to recheck; absent whole: the phrase of its words.
+        # Whole: one lexeme, no phrase to recheck; absent whole: as the parser reads it.
         assert text._spell("facts_fts", plan.expression) == '"test_response"'
         text.plan("facts_fts", "foo_bar")
-        assert text._spell("facts_fts", '"foo_bar"') == '"foo bar"'
+        assert text._spell("facts_fts", '"foo_bar"') == '"foo_bar "'
         rows = store.db.query(
             "SELECT count(*) AS n FROM facts WHERE tsv @@ CAST('test_response' AS tsquery)"
         )

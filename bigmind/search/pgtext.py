@@ -20,8 +20,8 @@ milliseconds; the estimate costs none.
 
 An identifier (``test_response``, ``foo_bar.py``: :mod:`bigmind.storage.pgtsv`) is matched whole
 first: a GIN lookup of one lexeme. Only when no row holds it whole (it is written apart, or only
-inside a longer identifier) is it spelled as the phrase of its words, as before, whose rows GIN
-must recheck one by one (no positions in the index).
+inside a longer identifier) is it matched as PostgreSQL's parser reads it, as before: for
+snake_case the phrase of its words, whose rows GIN must recheck one by one (no positions).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from bigmind.search.terms import quote_term
 from bigmind.search.textsearch import DF_CACHE_MAX, DF_CACHE_SECONDS, Plan, TextSearch
 from bigmind.storage.db import Row
 from bigmind.storage.fulltext import Target
-from bigmind.storage.pgfulltext import BASE, INT_IDS, TOKEN, PgFullText, is_identifier, split
+from bigmind.storage.pgfulltext import BASE, INT_IDS, TOKEN, PgFullText, as_parsed, is_identifier
 
 STATS_MIN_ROWS = 50_000  # below this, counting is cheap and exact
 IDF_TERMS = 3  # terms whose rarity is added to ts_rank
@@ -138,9 +138,9 @@ class PgTextSearch(TextSearch):
                 self._df[(fts, t)] = (counts[t], now)
 
     def _spelled(self, fts: str, term: str) -> str:
-        """``term`` as the statements match it: an identifier no row holds whole, as a phrase."""
+        """``term`` as the statements match it: an identifier no row holds whole, as parsed."""
         if is_identifier(term) and not self._whole.get((fts, term), (True, 0.0))[0]:
-            return split(term)
+            return as_parsed(term)
         return term
 
     def _spell(self, fts: str, expression: str) -> str:

@@ -3,8 +3,8 @@
 The planning is :mod:`bigmind.search.pgtext`'s; here a plan's FTS5-style expression becomes a
 tsquery (:func:`tsquery`) and each statement runs on the base table behind an FTS name. An
 identifier (``test_response``, ``foo_bar.py``) is looked up whole, as :mod:`bigmind.storage.pgtsv`
-indexes it; the planner spells one that no row holds whole as its words (:func:`split`), a
-phrase as before.
+indexes it; the planner spells one that no row holds whole as the parser reads it
+(:func:`as_parsed`), as before.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Literal
 from bigmind.storage.db import Backend, Row
 from bigmind.storage.fulltext import Target, quote_term
 from bigmind.storage.migrations import FTS_TABLES
-from bigmind.storage.pgtsv import GLUE, IDENTIFIER
+from bigmind.storage.pgtsv import IDENTIFIER
 
 BASE = {fts: base for fts, base, _cols in FTS_TABLES}
 INT_IDS = {"conversation_chunks", "facts", "global_knowledge"}  # ids grow with time
@@ -30,9 +30,12 @@ def is_identifier(term: str) -> bool:
     return IDENTIFIER.fullmatch(term.rstrip("*")) is not None
 
 
-def split(term: str) -> str:
-    """An identifier as the phrase of its words (``test_response`` → ``test response``)."""
-    return GLUE.sub(" ", term)
+def as_parsed(term: str) -> str:
+    """An identifier to match as PostgreSQL's parser reads it, not as one lexeme: a phrase of
+    its words (``test_response`` → ``'test' <-> 'respons'``), or the path or host the parser
+    keeps whole. The trailing space only takes it out of :data:`IDENTIFIER`'s shape."""
+    prefix = term.endswith("*")
+    return term.rstrip("*") + " " + ("*" if prefix else "")
 
 
 def tsquery(expression: str) -> tuple[str, tuple[str, ...]]:

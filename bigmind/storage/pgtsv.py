@@ -23,7 +23,6 @@ from bigmind.storage.db import Tx
 FUNCTION = "bigmind_identifiers"
 IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[._/\-][A-Za-z0-9]+)+")
 _MAX_LEXEME = 200  # a lexeme may be 2 KB; longer "identifiers" are data, not names
-GLUE = re.compile(r"[._/\-]")
 
 _FUNCTION_DDL = f"""
 CREATE OR REPLACE FUNCTION {FUNCTION}(doc text) RETURNS tsvector
