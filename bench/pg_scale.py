@@ -395,6 +395,46 @@ def migrate_pending(url: str) -> dict[str, Any]:
     return {"applied": sorted(after - before), "seconds": round(dt, 2), "db_mb": round(mb, 1)}
 
 
+def identifier_statements(url: str, n: int) -> dict[str, Any]:
+    """One count statement per identifier (snake_case names taken from stored chunks), as the
+    phrase of its words (before migration 0025) and as its whole lexeme (after), interleaved
+    in the same run on the same database: what indexing identifiers whole buys per statement."""
+    import re
+
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        texts = [r[0] for r in conn.execute(
+            "SELECT content FROM conversation_chunks WHERE id % 53 = 0 AND strpos(content, '_') > 0"
+            " LIMIT 2000").fetchall()]  # fmt: skip
+        found: list[str] = []
+        for text in texts:
+            for m in re.findall(r"(?<![\w./-])[a-z]+(?:_[a-z]+)+(?![\w./-])", text):
+                if m not in found:
+                    found.append(m)
+        idents = found[:n]
+        sql = "SELECT count(*) FROM conversation_chunks WHERE tsv @@ {q}"
+        spelled = {"phrase of its words": "websearch_to_tsquery('english', %s)",
+                   "whole lexeme": "CAST(%s AS tsquery)"}  # fmt: skip
+        times: dict[str, list[float]] = {k: [] for k in spelled}
+        counts: dict[str, list[int]] = {k: [] for k in spelled}
+        for ident in idents:
+            for name, q in spelled.items():
+                param = f'"{ident}"' if name.startswith("phrase") else f"'{ident}'"
+                t = time.perf_counter()
+                counts[name].append(scalar(conn, sql.format(q=q), (param,)))
+                times[name].append(time.perf_counter() - t)
+    out: dict[str, Any] = {"identifiers": len(idents), "examples": idents[:5]}
+    for name in spelled:
+        out[name] = summary_ms(times[name]) | {
+            "mean_rows": round(sum(counts[name]) / len(idents), 1)
+        }
+        progress(
+            f"identifier count, {name}: p50 {out[name]['p50_ms']} / p95 {out[name]['p95_ms']} ms"
+        )
+    return out
+
+
 # -- vectors (optional) -------------------------------------------------------------------------
 EF_SEARCH = (40, 64, 100, 200, 400)  # hnsw.ef_search values whose recall is measured
 RECALL_K = 10
@@ -679,6 +719,13 @@ def render(r: dict[str, Any]) -> str:
                              f"{s['p99_ms']:.1f} ms, {s['mean_results']} results")  # fmt: skip
             elif isinstance(s, dict) and "error" in s:
                 lines.append(f"  {k}: ERROR {s['error']}")
+    if r.get("identifier_statements"):
+        s = r["identifier_statements"]
+        lines += ["", f"One count statement per identifier ({s['identifiers']} snake_case names from "
+                  "the chunks, interleaved, same database), p50 / p95 ms (rows):"]  # fmt: skip
+        for name in ("phrase of its words", "whole lexeme"):
+            lines.append(f"  {name}: {s[name]['p50_ms']:.1f} / {s[name]['p95_ms']:.1f} "
+                         f"({s[name]['mean_rows']})")  # fmt: skip
     if r.get("explain"):
         lines += ["", "Slowest statements (EXPLAIN ANALYZE in the JSON):"]
         for e in r["explain"]:
@@ -706,6 +753,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--real-sample", type=int, default=1000,
                    help="chunks embedded for real; the other vectors are mixes of them")  # fmt: skip
     p.add_argument("--skip-search", action="store_true", help="no search/start-session timings")
+    p.add_argument("--identifiers", type=int, default=0, metavar="N",
+                   help="also time N identifiers' count statements, phrase vs whole lexeme")  # fmt: skip
     p.add_argument("--json", type=Path, help="write every figure to this JSON file")
     p.add_argument("--keep", action="store_true", help="keep the database (prints its URL)")
     p.add_argument("--reuse-database", metavar="NAME",
@@ -739,6 +788,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not a.skip_search:
             r["measure"] = measure(url, a.queries, cpu)
             r["explain"] = explain_slowest(url, r["measure"])
+        if a.identifiers:
+            r["identifier_statements"] = identifier_statements(url, a.identifiers)
         if a.vectors:
             n = a.vector_rows or r["build"]["chunks"]
             n = min(n, r["build"]["chunks"])
