@@ -2,7 +2,7 @@
 
     python bench/pg_scale.py                       # 1,000,000 rows: 700k chunks, 300k facts, 10k sessions
     python bench/pg_scale.py --rows 50000          # smoke run
-    python bench/pg_scale.py --vectors --vector-rows 100000   # + pgvector HNSW KNN
+    python bench/pg_scale.py --vectors --vector-rows 200000   # + pgvector HNSW recall and KNN
 
 The schema comes from ``bigmind.storage.pg.connect_pg`` (the real migrations: ``tsv`` generated
 columns, GIN and b-tree indexes), the user row and profile from ``bigmind.storage.store.Store``. Rows
@@ -42,6 +42,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from load import PgServer, database_of, progress, scalar, with_database  # noqa: E402
+from pg_vectors import FETCH_K, RECALL_K, vectors  # noqa: E402
 from run import CpuMeter, environment, source_fingerprint, summary_ms  # noqa: E402
 from seed import (  # noqa: E402
     CHUNK_COLUMNS,
@@ -180,20 +181,23 @@ def existing(url: str) -> dict[str, Any]:
 
 # -- measuring --------------------------------------------------------------------------------
 class Tracer:
-    """Wraps ``backend.query`` to record (seconds, sql, params) of every read statement."""
+    """Wraps ``PostgresBackend.query`` (the class's: the store reads through per-user views of
+    the backend) to record (seconds, sql, params) of every read statement."""
 
-    def __init__(self, backend: PostgresBackend) -> None:
+    def __init__(self) -> None:
         self.log: list[tuple[float, str, tuple[Any, ...]]] = []
-        orig = backend.query
+        orig = PostgresBackend.query
 
-        def traced(sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        def traced(
+            backend: PostgresBackend, sql: str, params: Sequence[Any] = ()
+        ) -> list[dict[str, Any]]:
             t = time.perf_counter()
             try:
-                return orig(sql, params)
+                return orig(backend, sql, params)
             finally:
                 self.log.append((time.perf_counter() - t, sql, tuple(params)))
 
-        backend.query = traced  # type: ignore[method-assign]
+        PostgresBackend.query = traced  # type: ignore[method-assign,assignment]
 
     def take(self) -> list[tuple[float, str, tuple[Any, ...]]]:
         out, self.log = self.log, []
@@ -278,6 +282,14 @@ def time_queries(
     return out
 
 
+def identifier_query(gen: TextGen) -> str:
+    """An identifier as an agent pastes it: a function (snake_case), a file path or its file
+    name, alone or with a word."""
+    func, path = gen.pick("func"), gen.pick("file")
+    ident = gen.rng.choice([func, func, path, path.rsplit("/", 1)[-1]])
+    return gen.rng.choice([ident, f"{ident} {gen.w('noun')}", f"where is {ident} called"])
+
+
 def explain(url: str, sql: str, params: Sequence[Any]) -> str:
     import psycopg
     from psycopg.types.numeric import FloatLoader
@@ -294,18 +306,20 @@ def measure(url: str, n_queries: int, cpu: CpuMeter) -> dict[str, Any]:
     from bigmind.search.recall import Recall
 
     backend = connect_pg(url)
-    tracer = Tracer(backend)
+    tracer = Tracer()
     out: dict[str, Any] = {}
     try:
         store = Store(backend, USER)
         gen = TextGen(seed=7)
         questions = [gen.question() for _ in range(n_queries)]
         keywords = [gen.keyword_query() for _ in range(n_queries)]
+        idents = [identifier_query(gen) for _ in range(n_queries)]
         text = keyword.text_search(store.db)
 
         def cold() -> None:
             text._df.clear()
             text._plans.clear()
+            getattr(text, "_whole", {}).clear()  # identifiers held whole (migration 0025)
 
         def recall(kind: str) -> Callable[[str], Any]:
             return lambda q: Recall(store, None).search(q, 10, [kind]).hits
@@ -317,6 +331,8 @@ def measure(url: str, n_queries: int, cpu: CpuMeter) -> dict[str, Any]:
             ("search_facts questions", lambda q: keyword.hits(store, "fact", q, 10), questions, None),
             ("search_facts keywords", lambda q: keyword.hits(store, "fact", q, 10), keywords, None),
             ("search_facts questions, cold term cache", lambda q: keyword.hits(store, "fact", q, 10), questions, cold),
+            ("search_chunks identifiers", lambda q: keyword.hits(store, "chunk", q, 10), idents, None),
+            ("search_facts identifiers", lambda q: keyword.hits(store, "fact", q, 10), idents, None),
             ("Recall chunk (memory_search_chunks) questions", recall("chunk"), questions, None),
             ("Recall fact (memory_search_facts) questions", recall("fact"), questions, None),
         ]  # fmt: skip
@@ -364,116 +380,59 @@ def explain_slowest(url: str, results: dict[str, Any], limit: int = 4) -> list[d
     return out
 
 
-# -- vectors (optional) -------------------------------------------------------------------------
-def vectors(url: str, n: int, dim: int, n_queries: int, seed: int) -> dict[str, Any]:
-    """Random unit vectors for ``n`` chunks in vec_chunk (HNSW built after the COPY); then
-    ``VectorStore.knn`` with the partition not loaded (pgvector) and loaded (in memory)."""
-    import numpy as np
+def migrate_pending(url: str) -> dict[str, Any]:
+    """Open a kept database as BigMind does (``connect_pg``): the migrations it still lacks
+    run, timed (e.g. 0025, which computes every row's ``tsv`` again)."""
     import psycopg
-    from pgvector.psycopg import register_vector
 
-    from bigmind.models import now_ts
-    from bigmind.search.vectors import VectorStore
-
-    out: dict[str, Any] = {"rows": n, "dim": dim, "model": "random-unit (no model)"}
-    backend = connect_pg(url)
-    try:
-        store = Store(backend, USER)
-        vs = VectorStore(backend)
-        vs.adopt("bench-random", dim)
-        uid = store.uid
-    finally:
-        backend.close()
-    rng = np.random.default_rng(seed)
-    t = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
-        register_vector(conn)
-        conn.execute("SET maintenance_work_mem = '2GB'")
-        hnsw = conn.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'vec_chunk'"
-            " AND indexdef LIKE '%hnsw%'"
-        ).fetchall()
-        for name, _ in hnsw:
-            conn.execute(f'DROP INDEX "{name}"')
-        ids = [r[0] for r in conn.execute(
-            "SELECT id FROM conversation_chunks ORDER BY id LIMIT %s", (n,)).fetchall()]  # fmt: skip
-        ts = now_ts()
-        with conn.cursor() as cur:
-            with cur.copy("COPY embeddings (kind, item_id, user_id, model, dim, content_hash,"
-                          " embedded_at) FROM STDIN") as cp:  # fmt: skip
-                for i in ids:
-                    cp.write_row(("chunk", str(i), uid, "bench-random", dim, "x", ts))
-        rids = [r[0] for r in conn.execute(
-            "SELECT id FROM embeddings WHERE kind = 'chunk' ORDER BY id").fetchall()]  # fmt: skip
-        with conn.cursor() as cur:
-            with cur.copy(
-                "COPY vec_chunk (rowid, user_id, embedding) FROM STDIN WITH (FORMAT BINARY)"
-            ) as cp:
-                cp.set_types(["int8", "text", "vector"])
-                for start in range(0, len(rids), 10_000):
-                    block = rng.standard_normal(
-                        (min(10_000, len(rids) - start), dim), dtype=np.float32
-                    )
-                    block /= np.linalg.norm(block, axis=1, keepdims=True)
-                    for rid, v in zip(rids[start : start + len(block)], block, strict=True):
-                        cp.write_row((rid, uid, v))
-        out["copy_s"] = round(time.perf_counter() - t, 2)
-        progress(f"vectors: {n:,} copied in {out['copy_s']} s; building HNSW")
-        t = time.perf_counter()
-        for _name, ddl in hnsw:
-            conn.execute(ddl)
-        out["hnsw_build_s"] = round(time.perf_counter() - t, 2)
-        conn.execute("VACUUM (ANALYZE) vec_chunk")
-        conn.execute("VACUUM (ANALYZE) embeddings")
-        out["vec_chunk_mb"] = round(
-            scalar(conn, "SELECT pg_total_relation_size('vec_chunk')") / 1e6, 1
-        )
-        out["ef_search"] = scalar(conn, "SHOW hnsw.ef_search")
-    progress(f"vectors: HNSW built in {out['hnsw_build_s']} s")
+        before = {r[0] for r in conn.execute("SELECT name FROM bigmind_migrations").fetchall()}
+    t = time.perf_counter()
+    connect_pg(url).close()
+    dt = time.perf_counter() - t
+    with psycopg.connect(url, autocommit=True) as conn:
+        after = {r[0] for r in conn.execute("SELECT name FROM bigmind_migrations").fetchall()}
+        mb = scalar(conn, "SELECT pg_database_size(current_database())") / 1e6
+    return {"applied": sorted(after - before), "seconds": round(dt, 2), "db_mb": round(mb, 1)}
 
-    backend = connect_pg(url)
-    try:
-        vs = VectorStore(backend)
-        qs = rng.standard_normal((n_queries, dim), dtype=np.float32)
-        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
 
-        def run(name: str, fn: Callable[[Any], Any]) -> None:
-            times, found = [], []
-            errors: list[str] = []
-            for q in qs[:10]:
-                try:
-                    fn(q)
-                except Exception as exc:  # noqa: BLE001
-                    errors.append(f"{type(exc).__name__}: {exc}")
-                    break
-            if errors:
-                out[name] = {"error": errors[0]}
-                progress(f"{name}: {errors[0]}")
-                return
-            for q in qs:
+def identifier_statements(url: str, n: int) -> dict[str, Any]:
+    """One count statement per identifier (snake_case names taken from stored chunks), as the
+    phrase of its words (before migration 0025) and as its whole lexeme (after), interleaved
+    in the same run on the same database: what indexing identifiers whole buys per statement."""
+    import re
+
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        texts = [r[0] for r in conn.execute(
+            "SELECT content FROM conversation_chunks WHERE id % 53 = 0 AND strpos(content, '_') > 0"
+            " LIMIT 2000").fetchall()]  # fmt: skip
+        found: list[str] = []
+        for text in texts:
+            for m in re.findall(r"(?<![\w./-])[a-z]+(?:_[a-z]+)+(?![\w./-])", text):
+                if m not in found:
+                    found.append(m)
+        idents = found[:n]
+        sql = "SELECT count(*) FROM conversation_chunks WHERE tsv @@ {q}"
+        spelled = {"phrase of its words": "websearch_to_tsquery('english', %s)",
+                   "whole lexeme": "CAST(%s AS tsquery)"}  # fmt: skip
+        times: dict[str, list[float]] = {k: [] for k in spelled}
+        counts: dict[str, list[int]] = {k: [] for k in spelled}
+        for ident in idents:
+            for name, q in spelled.items():
+                param = f'"{ident}"' if name.startswith("phrase") else f"'{ident}'"
                 t = time.perf_counter()
-                res = fn(q)
-                times.append(time.perf_counter() - t)
-                found.append(len(res))
-            out[name] = summary_ms(times) | {"mean_results": round(sum(found) / len(found), 1)}
-            progress(f"{name}: p50 {out[name]['p50_ms']} / p95 {out[name]['p95_ms']} ms")
-
-        # Not loaded: a partition above LOAD_ON_DEMAND_MAX is answered by pgvector meanwhile.
-        # Keep the background load from starting, so every call takes that path.
-        vs._load_later = lambda kind, owner: None  # type: ignore[method-assign]
-        run("knn not loaded (VectorStore.knn → pgvector HNSW), k=50",
-            lambda q: vs.knn("chunk", uid, q, 50))  # fmt: skip
-        sql = ("SELECT rowid AS rid, embedding <=> ? AS d FROM vec_chunk WHERE user_id = ?"
-               " ORDER BY embedding <=> ? LIMIT ?")  # fmt: skip
-        run("pgvector HNSW SQL alone (the not-loaded branch's query), k=50",
-            lambda q: backend.query(sql, (q, uid, q, 50)))  # fmt: skip
-        t = time.perf_counter()
-        loaded = vs.warm([uid])
-        out["warm_s"] = round(time.perf_counter() - t, 2)
-        out["warm_vectors"] = loaded
-        run("knn loaded (in-memory partition), k=50", lambda q: vs.knn("chunk", uid, q, 50))
-    finally:
-        backend.close()
+                counts[name].append(scalar(conn, sql.format(q=q), (param,)))
+                times[name].append(time.perf_counter() - t)
+    out: dict[str, Any] = {"identifiers": len(idents), "examples": idents[:5]}
+    for name in spelled:
+        out[name] = summary_ms(times[name]) | {
+            "mean_rows": round(sum(counts[name]) / len(idents), 1)
+        }
+        progress(
+            f"identifier count, {name}: p50 {out[name]['p50_ms']} / p95 {out[name]['p95_ms']} ms"
+        )
     return out
 
 
@@ -496,7 +455,13 @@ def render(r: dict[str, Any]) -> str:
             if "total_s" in b
             else ""
         )
-        + f"; database {b['db_mb']:,} MB.",
+        + f"; database {b['db_mb']:,} MB."
+        + (
+            f" Migrations it lacked, applied in {m['seconds']} s: {', '.join(m['applied'])}"
+            f" (database then {m['db_mb']:,} MB)."
+            if (m := b.get("pending_migrations", {})).get("applied")
+            else ""
+        ),
         "",
         f"| operation ({r['queries']} calls each) | p50 ms | p95 ms | p99 ms | max ms | mean hits | no hit | goal p95 ≤ {GOAL_P95_MS:.0f} ms |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
@@ -516,15 +481,35 @@ def render(r: dict[str, Any]) -> str:
         lines.append(f"  {name}: {parts}; {s['statements_per_query_mean']} statements per call")
     if r.get("vectors"):
         v = r["vectors"]
-        lines += ["", f"Vectors: {v['rows']:,} random unit vectors (dim {v['dim']}) in vec_chunk, "
-                  f"COPY {v['copy_s']} s, HNSW build {v['hnsw_build_s']} s, {v['vec_chunk_mb']} MB, "
-                  f"hnsw.ef_search {v['ef_search']}; warm() {v.get('warm_s')} s"]  # fmt: skip
+        built = (f"COPY {v['copy_s']} s, HNSW build {v['hnsw_build_s']} s" if "copy_s" in v
+                 else "kept from an earlier run")  # fmt: skip
+        if v.get("hnsw_with"):
+            built += f", HNSW built again WITH ({v['hnsw_with']}) in {v['hnsw_build_s']} s"
+        lines += ["", f"Vectors: {v['rows']:,} in vec_chunk ({v['real_sample']:,} real embeddings "
+                  f"of chunks by {v['model']}, the rest mixes of them), {built}, "
+                  f"{v['vec_chunk_mb']} MB (HNSW {v['hnsw_mb']} MB); BigMind's hnsw.ef_search "
+                  f"{v['ef_search']}; warm() {v.get('warm_s')} s",
+                  f"HNSW recall@{RECALL_K} against exact KNN ({r['queries']} question embeddings, "
+                  f"k = {FETCH_K} as recall asks), by hnsw.ef_search:",
+                  "| ef_search | recall@10 | worst query | similarity found / exact | p50 ms | p95 ms | results |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        for ef, s in v["recall"].items():
+            lines.append(f"| {ef} | {s['recall_at_10']:.3f} | {s.get('recall_at_10_min', 1.0)} | "
+                         f"{s.get('similarity_ratio', 1.0)} | {s['p50_ms']:.1f} | {s['p95_ms']:.1f} | "
+                         f"{s.get('mean_results', '')} |")  # fmt: skip
         for k, s in v.items():
             if isinstance(s, dict) and "p95_ms" in s:
                 lines.append(f"  {k}: p50 {s['p50_ms']:.1f} / p95 {s['p95_ms']:.1f} / p99 "
                              f"{s['p99_ms']:.1f} ms, {s['mean_results']} results")  # fmt: skip
             elif isinstance(s, dict) and "error" in s:
                 lines.append(f"  {k}: ERROR {s['error']}")
+    if r.get("identifier_statements"):
+        s = r["identifier_statements"]
+        lines += ["", f"One count statement per identifier ({s['identifiers']} snake_case names from "
+                  "the chunks, interleaved, same database), p50 / p95 ms (rows):"]  # fmt: skip
+        for name in ("phrase of its words", "whole lexeme"):
+            lines.append(f"  {name}: {s[name]['p50_ms']:.1f} / {s[name]['p95_ms']:.1f} "
+                         f"({s[name]['mean_rows']})")  # fmt: skip
     if r.get("explain"):
         lines += ["", "Slowest statements (EXPLAIN ANALYZE in the JSON):"]
         for e in r["explain"]:
@@ -548,9 +533,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--shared-buffers", default="1GB",
                    help="set on a server started here (restart); '' keeps the default")  # fmt: skip
     p.add_argument("--vectors", action="store_true", help="also time vector KNN (pgvector)")
-    p.add_argument("--vector-rows", type=int, default=0, help="vectors (default: every chunk)")
-    p.add_argument("--dim", type=int, default=384)
+    p.add_argument(
+        "--vector-rows",
+        type=int,
+        default=0,
+        help="vectors (default: every chunk; more than the chunks: the rest name none)",
+    )
+    p.add_argument("--hnsw-with", default="", metavar="OPTIONS",
+                   help="on kept vectors: build the HNSW index again WITH (OPTIONS), e.g. "
+                   "'m = 24, ef_construction = 128'")  # fmt: skip
+    p.add_argument("--fresh-vectors", action="store_true",
+                   help="make the vectors anew even if an earlier run kept some")  # fmt: skip
+    p.add_argument("--real-sample", type=int, default=1000,
+                   help="chunks embedded for real; the other vectors are mixes of them")  # fmt: skip
     p.add_argument("--skip-search", action="store_true", help="no search/start-session timings")
+    p.add_argument("--identifiers", type=int, default=0, metavar="N",
+                   help="also time N identifiers' count statements, phrase vs whole lexeme")  # fmt: skip
     p.add_argument("--json", type=Path, help="write every figure to this JSON file")
     p.add_argument("--keep", action="store_true", help="keep the database (prints its URL)")
     p.add_argument("--reuse-database", metavar="NAME",
@@ -572,6 +570,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             url = with_database(pg.url, a.reuse_database)
             r["build"] = existing(url)
             progress(f"reusing database {a.reuse_database}: {r['build']}")
+            r["build"]["pending_migrations"] = migrate_pending(url)
+            progress(f"pending migrations: {r['build']['pending_migrations']}")
         else:
             url = pg.create_database("bigmind_scale")
             progress(f"building {a.rows:,} rows in database {database_of(url)}")
@@ -582,9 +582,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not a.skip_search:
             r["measure"] = measure(url, a.queries, cpu)
             r["explain"] = explain_slowest(url, r["measure"])
+        if a.identifiers:
+            r["identifier_statements"] = identifier_statements(url, a.identifiers)
         if a.vectors:
             n = a.vector_rows or r["build"]["chunks"]
-            r["vectors"] = vectors(url, min(n, r["build"]["chunks"]), a.dim, a.queries, a.seed)
+            r["vectors"] = vectors(url, USER, n, a.queries, a.real_sample, a.seed, a.fresh_vectors,
+                                   a.hnsw_with)  # fmt: skip
         r["load_after"] = os.getloadavg()
     finally:
         if url and not a.keep and not a.reuse_database:

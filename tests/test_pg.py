@@ -26,7 +26,7 @@ from bigmind.runtime import Runtime
 from bigmind.search import keyword, pgtext
 from bigmind.storage.connect import connect_pg
 from bigmind.storage.migrations import MIGRATIONS, applied
-from bigmind.storage.pg import PostgresBackend, redact, translate
+from bigmind.storage.pg import HNSW_EF_SEARCH, PostgresBackend, hnsw_settings, redact, translate
 from bigmind.storage.store import Store
 
 UNREACHABLE = "postgresql://bigmind:s3cret-pw@127.0.0.1:1/memory"
@@ -221,3 +221,14 @@ def test_hnsw_searches_may_return_more_than_forty_neighbours(pg_url: str) -> Non
         assert backend.query("SHOW hnsw.ef_search")[0]["hnsw.ef_search"] == "200"
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize(
+    ("version", "iterative"), [(None, False), ("0.6.2", False), ("0.7.4", False), ("0.8.0", True)]
+)
+def test_hnsw_scans_go_on_past_other_users_rows_where_pgvector_can(
+    version: str | None, iterative: bool
+) -> None:
+    settings = hnsw_settings(version)
+    assert settings[0] == f"SET hnsw.ef_search = {HNSW_EF_SEARCH}"
+    assert ("SET hnsw.iterative_scan = strict_order" in settings) is iterative

@@ -17,11 +17,17 @@ narrowed while its independence estimate exceeds the budget (each step probed no
 ``LIMIT 1``) and then planned for its upper bound, the rarest word's frequency, and the recency
 floor is read off the id range. Counting a common word in 700 k rows through GIN costs tens of
 milliseconds; the estimate costs none.
+
+An identifier (``test_response``, ``foo_bar.py``: :mod:`bigmind.storage.pgtsv`) is matched whole
+first: a GIN lookup of one lexeme. Only when no row holds it whole (it is written apart, or only
+inside a longer identifier) is it matched as PostgreSQL's parser reads it, as before: for
+snake_case the phrase of its words, whose rows GIN must recheck one by one (no positions).
 """
 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +37,7 @@ from bigmind.search.terms import quote_term
 from bigmind.search.textsearch import DF_CACHE_MAX, DF_CACHE_SECONDS, Plan, TextSearch
 from bigmind.storage.db import Row
 from bigmind.storage.fulltext import Target
-from bigmind.storage.pgfulltext import BASE, INT_IDS, TOKEN, PgFullText
+from bigmind.storage.pgfulltext import BASE, INT_IDS, TOKEN, PgFullText, as_parsed, is_identifier
 
 STATS_MIN_ROWS = 50_000  # below this, counting is cheap and exact
 IDF_TERMS = 3  # terms whose rarity is added to ts_rank
@@ -54,6 +60,8 @@ class PgTextSearch(TextSearch):
     overfetch: ClassVar[bool] = False
     _stats: dict[str, tuple[LexemeStats | None, float]] = field(default_factory=dict)
     _lexemes: dict[str, list[str]] = field(default_factory=dict)  # term → its 'english' lexemes
+    # (fts, identifier) → (whether some row holds it whole, when that was looked up)
+    _whole: dict[tuple[str, str], tuple[bool, float]] = field(default_factory=dict)
     _pg: PgFullText = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -78,7 +86,10 @@ class PgTextSearch(TextSearch):
         return found
 
     def _prefetch(self, fts: str, terms: tuple[str, ...]) -> None:
-        """The 'english' lexemes of every term not looked up yet, in one statement."""
+        """Whether each identifier is held whole, then the 'english' lexemes of every term not
+        looked up yet (as spelled: an identifier held whole is its own lexeme), one statement
+        each."""
+        self._settle(fts, terms)
         if self.stats(fts) is None:
             return
         todo = [t for t in terms if t not in self._lexemes and not t.endswith("*")]
@@ -86,10 +97,61 @@ class PgTextSearch(TextSearch):
             return
         if len(self._lexemes) >= DF_CACHE_MAX:
             self._lexemes.clear()
-        found: dict[str, list[str]] = {t: [] for t in todo}
-        for term, lexeme in self._pg.lexemes(todo):
-            found[term].append(lexeme)
+        found: dict[str, list[str]] = {}
+        spelled: dict[str, str] = {}
+        for t in todo:
+            word = self._spelled(fts, t)
+            if word == t and is_identifier(t):
+                found[t] = [t]
+            else:
+                found[t], spelled[word] = [], t
+        for word, lexeme in self._pg.lexemes(list(spelled)) if spelled else ():
+            found[spelled[word]].append(lexeme)
         self._lexemes.update(found)
+
+    def _settle(self, fts: str, terms: Sequence[str]) -> None:
+        """Look up, for the identifiers among ``terms`` not looked up lately, whether any row
+        holds them whole (one statement); their counts go to the document-frequency cache."""
+        now = time.monotonic()
+        todo = [
+            t
+            for t in dict.fromkeys(terms)
+            if is_identifier(t)
+            and now - self._whole.get((fts, t), (False, -1e9))[1] >= DF_CACHE_SECONDS
+        ]
+        if not todo:
+            return
+        if len(self._whole) + len(todo) > DF_CACHE_MAX:
+            self._whole.clear()
+        stats = self.stats(fts)
+        if stats is None:  # counted as every term is (up to the budget), and kept as its count
+            counts = self._pg.count_terms(fts, todo, self.budget + 1)
+        else:  # ANALYZE lists the common ones; the others are rare, so counted exactly
+            listed = {
+                t: max(1, round(stats.freqs[t] * stats.rows)) for t in todo if t in stats.freqs
+            }
+            rest = [t for t in todo if t not in listed]
+            counts = listed | (self._pg.count_terms(fts, rest, 0) if rest else {})
+        for t in todo:
+            self._whole[(fts, t)] = (counts[t] > 0, now)
+            if counts[t]:
+                self._df[(fts, t)] = (counts[t], now)
+
+    def _spelled(self, fts: str, term: str) -> str:
+        """``term`` as the statements match it: an identifier no row holds whole, as parsed."""
+        if is_identifier(term) and not self._whole.get((fts, term), (True, 0.0))[0]:
+            return as_parsed(term)
+        return term
+
+    def _spell(self, fts: str, expression: str) -> str:
+        """A plan expression with every term :meth:`_spelled`."""
+
+        def one(m: re.Match[str]) -> str:
+            if m.group(1) is None:
+                return m.group(0)
+            return quote_term(self._spelled(fts, m.group(1).replace('""', '"') + m.group(2)))
+
+        return TOKEN.sub(one, expression)
 
     def _doc_freq(self, fts: str, term: str) -> int:
         stats = self.stats(fts)
@@ -105,7 +167,12 @@ class PgTextSearch(TextSearch):
         if len(lexemes) == 1 and lexemes[0] not in stats.freqs:
             # Rare by the statistics, so counted exactly through GIN (no LIMIT: with one, the
             # planner expects an early stop and scans the table for a word that is absent).
-            return self._count(fts, quote_term(term), 0)
+            hit = self._df.get((fts, term))
+            if hit and time.monotonic() - hit[1] < DF_CACHE_SECONDS:
+                return hit[0]
+            n = self._count(fts, quote_term(term), 0)
+            self._df[(fts, term)] = (n, time.monotonic())
+            return n
         # A phrase ("test_response") is at most as frequent as its rarest word (not probed:
         # its positions are checked row by row); unlisted words are rare.
         share = min(stats.freqs.get(lx, stats.rarest / 2) for lx in lexemes)
@@ -117,7 +184,10 @@ class PgTextSearch(TextSearch):
         return {t: self._doc_freq(fts, t) for t in terms}
 
     def _count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
-        return self._pg.count_terms(fts, terms, cap)
+        self._settle(fts, terms)
+        spelled = {t: self._spelled(fts, t) for t in terms}
+        counts = self._pg.count_terms(fts, list(dict.fromkeys(spelled.values())), cap)
+        return {t: counts[s] for t, s in spelled.items()}
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
         stats = self.stats(fts)
@@ -139,7 +209,7 @@ class PgTextSearch(TextSearch):
         return used, first
 
     def _count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
-        return self._pg.count(fts, expression, cap, floor)
+        return self._pg.count(fts, self._spell(fts, expression), cap, floor)
 
     def _floor(self, fts: str, expression: str, total: int) -> int | None:
         if BASE[fts] not in INT_IDS:
@@ -148,7 +218,7 @@ class PgTextSearch(TextSearch):
         if stats is not None:  # matches spread over the ids: the top budget/total of them
             span = round(self.budget * stats.rows / max(total, 1))
             return max(0, self._pg.top_id(fts) - span)
-        return self._pg.floor(fts, expression, self.budget)
+        return self._pg.floor(fts, self._spell(fts, expression), self.budget)
 
     def _rank(self, t: Target, plan: Plan, fetch: int, limit: int) -> list[Row]:
         return self._ranked(t, plan, limit, ">=")
@@ -164,8 +234,9 @@ class PgTextSearch(TextSearch):
         plan's document frequencies, as BM25 weighs terms) of each of the ``IDF_TERMS`` rarest
         terms a row matches, and keeps ``ts_rank`` (0…1) to order rows matching the same ones.
         """
-        weights = self._idf(t.fts, plan.expression)
-        return self._pg.ranked(t, plan.expression, plan.min_rowid, side, weights, limit)
+        weights = [(self._spelled(t.fts, term), w) for term, w in self._idf(t.fts, plan.expression)]
+        expression = self._spell(t.fts, plan.expression)
+        return self._pg.ranked(t, expression, plan.min_rowid, side, weights, limit)
 
     def _idf(self, fts: str, expression: str) -> list[tuple[str, float]]:
         """The ``IDF_TERMS`` rarest terms of the plan, each with its IDF weight."""

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 from bigmind.errors import BackendUnavailable
 from bigmind.models import TS_FORMAT, content_hash, now_ts
-from bigmind.storage import directory, pgpolicies
+from bigmind.storage import directory, pgpolicies, pgtsv
 from bigmind.storage.db import Backend, Tx
 from bigmind.storage.secrets import sweep_all
 
@@ -685,6 +685,14 @@ def _m0024_row_level_security(tx: Tx, dialect: str) -> None:
         pgpolicies.guard_all(tx)
 
 
+def _m0025_identifiers_whole(tx: Tx, dialect: str) -> None:
+    """PostgreSQL: ``tsv`` also holds each identifier whole (``test_response``), so a search for
+    one is a GIN lookup, not a phrase rechecked row by row (:mod:`bigmind.storage.pgtsv`).
+    Every row's ``tsv`` is computed again: minutes at a million rows, once."""
+    if dialect == "postgresql":
+        pgtsv.identifier_tsv(tx, FTS_TABLES)
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -710,6 +718,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0022_api_tokens", _m0022_api_tokens),
     Migration("0023_directory", _m0023_directory),
     Migration("0024_row_level_security", _m0024_row_level_security),
+    Migration("0025_identifiers_whole", _m0025_identifiers_whole),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -56,6 +56,20 @@ _HINT = re.compile(r"(?<=[\s(,])\+(?=[A-Za-z_])")
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
+def hnsw_settings(vec_version: str | None) -> list[str]:
+    """What every connection sets for pgvector's HNSW searches (docs/postgres-search.md).
+
+    HNSW returns at most ``hnsw.ef_search`` rows (default 40; searches ask for 50) and finds
+    more of the true neighbours the higher it is. The user filter is applied after the index
+    scan, so from pgvector 0.8 on the scan goes on until enough rows pass it (iterative scan,
+    in distance order)."""
+    out = [f"SET hnsw.ef_search = {HNSW_EF_SEARCH}"]
+    parts = re.findall(r"\d+", vec_version or "")
+    if len(parts) >= 2 and (int(parts[0]), int(parts[1])) >= (0, 8):
+        out.append("SET hnsw.iterative_scan = strict_order")
+    return out
+
+
 def _ident(name: str) -> str:
     """A table name for a statement that takes no parameters (VACUUM): plain identifiers only."""
     if not _NAME.match(name):
@@ -204,8 +218,8 @@ class PostgresBackend:
         # sum() and avg() return numeric: floats here, like SQLite's REAL.
         conn.adapters.register_loader("numeric", FloatLoader)
         conn.execute(f"SET lock_timeout = {int(self._busy_timeout_ms)}")
-        # pgvector's HNSW returns at most ef_search rows (default 40); searches ask for 50.
-        conn.execute(f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
+        for setting in hnsw_settings(self.vec_version):
+            conn.execute(setting)
         if self.vec_version:
             from pgvector.psycopg import register_vector
 

@@ -1,7 +1,10 @@
 """Full-text statements on PostgreSQL: ``tsv`` columns, GIN, ``websearch_to_tsquery``.
 
 The planning is :mod:`bigmind.search.pgtext`'s; here a plan's FTS5-style expression becomes a
-tsquery (:func:`tsquery`) and each statement runs on the base table behind an FTS name.
+tsquery (:func:`tsquery`) and each statement runs on the base table behind an FTS name. An
+identifier (``test_response``, ``foo_bar.py``) is looked up whole, as :mod:`bigmind.storage.pgtsv`
+indexes it; the planner spells one that no row holds whole as the parser reads it
+(:func:`as_parsed`), as before.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Literal
 from bigmind.storage.db import Backend, Row
 from bigmind.storage.fulltext import Target, quote_term
 from bigmind.storage.migrations import FTS_TABLES
+from bigmind.storage.pgtsv import IDENTIFIER
 
 BASE = {fts: base for fts, base, _cols in FTS_TABLES}
 INT_IDS = {"conversation_chunks", "facts", "global_knowledge"}  # ids grow with time
@@ -21,9 +25,23 @@ TOKEN = re.compile(r'"((?:[^"]|"")*)"(\*?)|([()])|\b(OR|AND)\b')
 _WORD = re.compile(r"\w+")
 
 
+def is_identifier(term: str) -> bool:
+    """Whether ``term`` (a prefix ``*`` aside) is indexed whole as one lexeme."""
+    return IDENTIFIER.fullmatch(term.rstrip("*")) is not None
+
+
+def as_parsed(term: str) -> str:
+    """An identifier to match as PostgreSQL's parser reads it, not as one lexeme: a phrase of
+    its words (``test_response`` → ``'test' <-> 'respons'``), or the path or host the parser
+    keeps whole. The trailing space only takes it out of :data:`IDENTIFIER`'s shape."""
+    prefix = term.endswith("*")
+    return term.rstrip("*") + " " + ("*" if prefix else "")
+
+
 def tsquery(expression: str) -> tuple[str, tuple[str, ...]]:
     """An FTS5-style plan expression (quoted terms, OR, AND, parentheses) as a PostgreSQL
-    tsquery expression and its parameters."""
+    tsquery expression and its parameters. An identifier is its whole lexeme (a GIN lookup
+    that needs no recheck); other terms are phrases of 'english' lexemes."""
     sql: list[str] = []
     params: list[str] = []
     for m in TOKEN.finditer(expression):
@@ -35,7 +53,10 @@ def tsquery(expression: str) -> tuple[str, tuple[str, ...]]:
         else:
             text = term.replace('""', '"')
             words = _WORD.findall(text)
-            if prefix and len(words) == 1:
+            if IDENTIFIER.fullmatch(text):  # letters, digits, ._/- only: no quoting needed
+                sql.append("CAST(? AS tsquery)")
+                params.append(f"'{text.lower()}'" + (":*" if prefix else ""))
+            elif prefix and len(words) == 1:
                 sql.append("to_tsquery('english', ? || ':*')")
                 params.append(words[0])
             else:
@@ -73,17 +94,19 @@ class PgFullText:
         return [(str(r["term"]), str(r["lx"])) for r in rows]
 
     def count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
-        """Rows matching each term, each counted up to ``cap``, in one statement."""
+        """Rows matching each term, each counted up to ``cap`` (every one when ``cap`` ≤ 0),
+        in one statement."""
         base = BASE[fts]
         parts: list[str] = []
         params: list[object] = []
         for i, t in enumerate(terms):
             q, ps = tsquery(quote_term(t))
+            limit = " LIMIT ?" if cap > 0 else ""
             parts.append(
-                f"(SELECT count(*) FROM (SELECT 1 FROM {base} WHERE tsv @@ ({q}) LIMIT ?) AS m{i})"
+                f"(SELECT count(*) FROM (SELECT 1 FROM {base} WHERE tsv @@ ({q}){limit}) AS m{i})"
                 f" AS c{i}"
             )
-            params += [*ps, cap]
+            params += [*ps, cap] if cap > 0 else ps
         row = self.db.query("SELECT " + ", ".join(parts), params)[0]
         return {t: int(row[f"c{i}"]) for i, t in enumerate(terms)}
 
