@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bigmind.search import keyword
 from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
@@ -104,3 +106,45 @@ def test_a_new_rare_term_is_found_even_when_the_others_are_anded(store: Store) -
     store.append_chunk("kafka broke")
     texts = [h.text.replace("**", "") for h in keyword.hits(store, "chunk", "kafka pytest error")]
     assert "kafka broke" in texts
+
+
+def test_common_terms_are_anded_rarest_first_even_past_the_budget(backend: Backend) -> None:
+    """Counts stop at the budget; past it they are estimated, so the AND starts with the
+    rarer term even when the query names the commoner one first."""
+    store = Store(backend, "alice")
+    search = keyword.text_search(store.db)
+    search.budget = 5
+    for i in range(60):  # the rarer term's rows spread over time, as words are
+        _chunks(store, [f"latency note {i}"] + ([f"replica lag {i}"] if i % 10 == 0 else []))
+    _chunks(store, ["replica latency spike after the failover"])
+    plan = search.plan(FTS, "latency replica")
+    assert plan is not None and plan.conjunctive
+    if backend.dialect == "sqlite":  # PostgreSQL orders by its own statistics
+        assert plan.used[0] == "replica"
+    hits = keyword.hits(store, "chunk", "latency replica")
+    assert hits[0].text.replace("**", "") == "replica latency spike after the failover"
+
+
+def test_a_term_too_common_to_rank_on_lists_the_newest_matches(store: Store) -> None:
+    """SQLite only: PostgreSQL's ranking has no IDF pass to avoid (pgtext.py)."""
+    if store.db.dialect != "sqlite":
+        pytest.skip("FTS5's bm25() cost")
+    search = keyword.text_search(store.db)
+    search.budget, search.common_df = 5, 20
+    _chunks(store, [f"cache entry {i}" for i in range(30)])
+    _chunks(store, ["kafka cache warmed"])
+    plan = search.plan(FTS, "cache")
+    assert plan is not None and plan.recency
+    hits = keyword.hits(store, "chunk", "cache", limit=3)
+    assert [h.text.replace("**", "") for h in hits] == [
+        "kafka cache warmed",
+        "cache entry 29",
+        "cache entry 28",
+    ]
+    assert "newest matches first" in hits[0].why
+    # A rarer term beside it is still ranked by BM25, and found.
+    plan = search.plan(FTS, "cache kafka")
+    assert plan is not None and not plan.recency and "kafka" in plan.used
+    assert keyword.hits(store, "chunk", "cache kafka")[0].text.replace("**", "") == (
+        "kafka cache warmed"
+    )

@@ -18,6 +18,14 @@ the cost bounded whatever the query:
    ``CANDIDATE_BUDGET`` matches (rowids grow with time).
 5. BM25 runs on the FTS table alone; the join to the base table and the owner
    filter apply only to the top rows (over-fetched, widened if too few survive).
+6. On SQLite, term counts past the budget are estimated from how far back their newest
+   ``budget`` matches reach (rowids grow with time), so "rarest first" holds among common
+   terms too: at a million rows nearly every term is past the budget, and capped counts
+   made the AND follow the question's word order ("root AND cause AND saw…", 100 ms).
+7. On SQLite, FTS5's BM25 function reads every row of every term it ranks on (its IDF), however
+   few rows it scores: ~30 ms for a word in half of a million rows. When even the rarest
+   term is in more than ``COMMON_DF`` rows (where its IDF is near nothing anyway), the
+   newest matches are listed without BM25.
 
 The statements themselves are :mod:`bigmind.storage.fulltext`'s.
 """
@@ -34,6 +42,8 @@ from bigmind.storage.db import Backend, Row
 from bigmind.storage.fulltext import FullText, Target
 
 CANDIDATE_BUDGET = 3_000
+# SQLite: FTS5's bm25() reads every row of every term it ranks on (its IDF: ~30-60 ns a row).
+COMMON_DF = 250_000  # the rarest term in more rows than this: newest matches, no BM25
 DF_CACHE_SECONDS = 300.0
 DF_CACHE_MAX = 20_000
 
@@ -48,6 +58,7 @@ class Plan:
     dropped: tuple[str, ...]
     min_rowid: int | None = None
     counted: int | None = None  # the matches counted when planned (a bound; None: unknown)
+    recency: bool = False  # every term too common to rank on: the newest matches, no BM25
 
 
 @dataclass(slots=True)
@@ -56,6 +67,7 @@ class TextSearch:
 
     db: Backend
     budget: int = CANDIDATE_BUDGET
+    common_df: int | None = COMMON_DF  # None: BM25 whatever the terms (PostgreSQL)
     overfetch: ClassVar[bool] = True  # ranking sees matches before the owner filter
     _df: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
     _plans: dict[tuple[str, tuple[str, ...]], tuple[Plan, float]] = field(default_factory=dict)
@@ -63,6 +75,8 @@ class TextSearch:
 
     def __post_init__(self) -> None:
         self._sql = FullText(self.db)
+        if self.db.dialect != "sqlite":
+            self.common_df = None  # the IDF cost is FTS5's
 
     def _doc_freq(self, fts: str, term: str) -> int:
         """Rows matching ``term``, counted up to budget + 1 (cached for a few minutes)."""
@@ -117,6 +131,7 @@ class TextSearch:
             return Plan(everything, False, terms, (), counted=0)
         # Terms counted 0 stay in the OR: free to match, and a cached 0 may be stale after a write.
         absent = [t for t in terms if not freq[t]]
+        common = self.common_df
         used: list[str] = []
         total = 0
         for t in present:
@@ -130,12 +145,15 @@ class TextSearch:
             # narrow by AND, rarest first, skipping a term that would leave nothing.
             used, total = self._narrow(fts, present, freq[present[0]])
             joiner = " AND "
-        dropped = tuple(t for t in present if t not in used)
+        dropped = tuple(t for t in terms if freq[t] and t not in used)
         expression = joiner.join(quote_term(t) for t in used)
         if absent:
             expression = " OR ".join([*(quote_term(t) for t in absent), f"({expression})"])
         floor = self._floor(fts, expression, total) if total > self.budget else None
-        return Plan(expression, joiner == " AND ", tuple(used), dropped, floor)
+        # Even the rarest term is in so many rows that BM25's IDF alone would read them all
+        # (and weigh them at almost nothing): list the newest matches instead.
+        recency = common is not None and freq[used[0]] > common
+        return Plan(expression, joiner == " AND ", tuple(used), dropped, floor, recency=recency)
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
         used, total = [terms[0]], first
@@ -165,12 +183,16 @@ class TextSearch:
         """The best ``limit`` rows among the top ``fetch`` matches that pass ``t.extra``, with
         a ``score`` (higher is better) and ``matched``: how many of those top matches there
         were (fewer than ``fetch``: every match was looked at)."""
-        return self._sql.rank(t, plan.expression, plan.min_rowid, fetch, limit)
+        return self._sql.rank(
+            t, plan.expression, plan.min_rowid, fetch, limit, recency=plan.recency
+        )
 
     def _older(self, t: Target, plan: Plan, limit: int) -> list[Row]:
         """The best ``limit`` rows passing ``t.extra`` below the plan's recency floor: this
         owner's most recent ``budget`` matches there first, then ranked by BM25."""
-        return self._sql.older(t, plan.expression, plan.min_rowid, self.budget, limit)
+        return self._sql.older(
+            t, plan.expression, plan.min_rowid, self.budget, limit, recency=plan.recency
+        )
 
     def search(
         self,
