@@ -148,3 +148,24 @@ def test_a_term_too_common_to_rank_on_lists_the_newest_matches(store: Store) -> 
     assert keyword.hits(store, "chunk", "cache kafka")[0].text.replace("**", "") == (
         "kafka cache warmed"
     )
+
+
+def test_identifiers_are_found_among_many_rows_with_their_words(store: Store) -> None:
+    search = keyword.text_search(store.db)
+    search.budget = 5
+    _chunks(store, [f"lint the memory pool {i}" for i in range(20)])
+    _chunks(store, ["lint_memory raised in src/core/pool.py"])
+    hits = keyword.hits(store, "chunk", "lint_memory")
+    assert [h.text.replace("**", "") for h in hits] == ["lint_memory raised in src/core/pool.py"]
+    hits = keyword.hits(store, "chunk", "src/core/pool.py memory")
+    assert hits[0].text.replace("**", "") == "lint_memory raised in src/core/pool.py"
+
+
+def test_a_phrase_found_nowhere_is_left_out_of_the_match(store: Store) -> None:
+    _chunks(store, ["deploy notes for the billing service"])
+    plan = keyword.text_search(store.db).plan(FTS, "src/api/stub_order.ts deploy")
+    assert plan is not None and "deploy" in plan.used
+    if store.db.dialect == "sqlite":  # matching a phrase reads every row of its words
+        assert "stub" not in plan.expression
+    assert [h.text for h in keyword.hits(store, "chunk", "src/api/stub_order.ts deploy")]
+    assert keyword.hits(store, "chunk", "src/api/stub_order.ts") == []

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from bigmind.search.terms import build_fts_query, quote_term
+from bigmind.search.terms import build_fts_query, is_phrase, quote_term
 from bigmind.storage.db import Backend, Row
 from bigmind.storage.fulltext import FullText, Target
 
@@ -114,7 +114,7 @@ class TextSearch:
         hit = self._plans.get(key)
         if hit and now - hit[1] < DF_CACHE_SECONDS:
             return hit[0]
-        plan = self._make_plan(fts, q.expression, q.terms)
+        plan = self._make_plan(fts, q.terms)
         if len(self._plans) >= DF_CACHE_MAX:
             self._plans.clear()
         self._plans[key] = (plan, now)
@@ -123,14 +123,16 @@ class TextSearch:
     def _prefetch(self, fts: str, terms: tuple[str, ...]) -> None:
         """Let a dialect look up what it needs for all terms at once (PostgreSQL: lexemes)."""
 
-    def _make_plan(self, fts: str, everything: str, terms: tuple[str, ...]) -> Plan:
+    def _make_plan(self, fts: str, terms: tuple[str, ...]) -> Plan:
         self._prefetch(fts, terms)
         freq = self._doc_freqs(fts, terms)
         present = sorted((t for t in terms if freq[t]), key=lambda t: freq[t])
-        if not present:  # nothing matched when counted; let FTS say so cheaply
-            return Plan(everything, False, terms, (), counted=0)
         # Terms counted 0 stay in the OR: free to match, and a cached 0 may be stale after a write.
-        absent = [t for t in terms if not freq[t]]
+        # Not so a phrase (an identifier, a path) on SQLite: FTS5 reads every row of its words
+        # to match it, and once more for BM25, so one counted 0 is left out while cached.
+        absent = [t for t in terms if not freq[t] and not (self.common_df and is_phrase(t))]
+        if not present:  # nothing matched when counted; let FTS say so cheaply
+            return Plan(" OR ".join(quote_term(t) for t in absent), False, terms, (), counted=0)
         common = self.common_df
         used: list[str] = []
         total = 0
@@ -214,6 +216,8 @@ class TextSearch:
         plan = self.plan(fts, text)
         if plan is None:
             return [], None
+        if not plan.expression:  # only phrases, none found when counted
+            return [], plan
         t = Target(fts, base, columns, extra, tuple(owner), weights)
         fetch = max(limit * 3, 30)
         while True:
