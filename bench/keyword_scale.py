@@ -46,7 +46,7 @@ from textgen import TextGen
 from bigmind.search import keyword
 from bigmind.search.recall import Recall
 from bigmind.search.terms import build_fts_query
-from bigmind.search.textsearch import TextSearch
+from bigmind.search.textsearch import Plan, TextSearch
 from bigmind.storage.connect import connect
 from bigmind.storage.db import Backend
 from bigmind.storage.searchable import FULL_TEXT
@@ -78,7 +78,11 @@ def baseline_class(ref: str) -> type[TextSearch]:
         mod.__file__ = f"{ref}:{path}"
         sys.modules[name] = mod
         exec(compile(src, mod.__file__, "exec"), mod.__dict__)  # our own history, from git
-    cls: type[TextSearch] = sys.modules["kwbase_textsearch"].TextSearch
+    old = sys.modules["kwbase_textsearch"]
+    for name, value in vars(Plan).get("__dataclass_fields__", {}).items():
+        if not hasattr(old.Plan, name):  # fields added since: their defaults, for match_why
+            setattr(old.Plan, name, value.default)
+    cls: type[TextSearch] = old.TextSearch
     return cls
 
 

@@ -43,7 +43,7 @@ from bigmind.storage.fulltext import FullText, Target
 
 CANDIDATE_BUDGET = 3_000
 # SQLite: FTS5's bm25() reads every row of every term it ranks on (its IDF: ~30-60 ns a row).
-COMMON_DF = 250_000  # the rarest term in more rows than this: newest matches, no BM25
+COMMON_DF = 250_000  # rows BM25 may read for its IDF (else: newest matches, no BM25)
 DF_CACHE_SECONDS = 300.0
 DF_CACHE_MAX = 20_000
 
@@ -145,7 +145,7 @@ class TextSearch:
         if total > self.budget and len(present) > 1:
             # Every term is common: rows having several of them are the relevant ones, so
             # narrow by AND, rarest first, skipping a term that would leave nothing.
-            used, total = self._narrow(fts, present, freq[present[0]])
+            used, total = self._narrow(fts, self._affordable(present, freq), freq[present[0]])
             joiner = " AND "
         dropped = tuple(t for t in terms if freq[t] and t not in used)
         expression = joiner.join(quote_term(t) for t in used)
@@ -156,6 +156,19 @@ class TextSearch:
         # (and weigh them at almost nothing): list the newest matches instead.
         recency = common is not None and freq[used[0]] > common
         return Plan(expression, joiner == " AND ", tuple(used), dropped, floor, recency=recency)
+
+    def _affordable(self, terms: list[str], freq: dict[str, int]) -> list[str]:
+        """SQLite: the rarest terms whose rows BM25's IDF pass can afford to read (the rarest
+        always); past them, the recency floor narrows instead of a commoner term."""
+        if self.common_df is None:
+            return terms
+        out, rows = terms[:1], freq[terms[0]]
+        for t in terms[1:]:
+            rows += freq[t]
+            if rows > self.common_df:
+                break
+            out.append(t)
+        return out
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
         used, total = [terms[0]], first
