@@ -18,14 +18,17 @@ the cost bounded whatever the query:
    ``CANDIDATE_BUDGET`` matches (rowids grow with time).
 5. BM25 runs on the FTS table alone; the join to the base table and the owner
    filter apply only to the top rows (over-fetched, widened if too few survive).
-6. On SQLite, term counts past the budget are estimated from how far back their newest
-   ``budget`` matches reach (rowids grow with time), so "rarest first" holds among common
-   terms too: at a million rows nearly every term is past the budget, and capped counts
-   made the AND follow the question's word order ("root AND cause AND saw…", 100 ms).
-7. On SQLite, FTS5's BM25 function reads every row of every term it ranks on (its IDF), however
-   few rows it scores: ~30 ms for a word in half of a million rows. When even the rarest
-   term is in more than ``COMMON_DF`` rows (where its IDF is near nothing anyway), the
-   newest matches are listed without BM25.
+6. On SQLite, counts past the budget are estimated from how many rows a term's first
+   ``budget`` matches span, so "rarest first" holds among common terms too: at a million
+   rows nearly every term is past the budget, and capped counts made the AND follow the
+   question's word order ("root AND cause AND saw…": 100 ms).
+7. On SQLite, FTS5's BM25 function reads every row of every term it ranks on (its IDF),
+   however few rows it scores (~30 ms for a word in half of a million rows), and matching a
+   phrase (an identifier, a path) reads every row of its words. So the AND narrows only with
+   terms that have at most ``COMMON_DF`` rows between them (the recency floor narrows past
+   that); when even the rarest term has more (its IDF is near nothing anyway), the newest
+   matches are listed without BM25; and a phrase counted 0 is left out of the match while
+   its count is cached.
 
 The statements themselves are :mod:`bigmind.storage.fulltext`'s.
 """

@@ -42,11 +42,11 @@ class FullText:
 
     def count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
         """Rows matching each term, in one statement: counted up to ``cap``; past it, estimated
-        from how far back the newest ``cap`` matches reach (rowids grow with time), so that
-        terms matching many more rows than ``cap`` still sort by how common they are."""
+        from how many rows the first ``cap`` matches span, so that terms matching many more
+        rows than ``cap`` still sort by how common they are."""
         one = (
-            f"(SELECT count(*) || ' ' || coalesce(min(rowid), 0) FROM (SELECT rowid FROM {fts}"
-            f" WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT ?))"
+            f"(SELECT count(*) || ' ' || coalesce(max(rowid), 0) FROM (SELECT rowid FROM {fts}"
+            f" WHERE {fts} MATCH ? LIMIT ?))"
         )
         row = self.db.query(
             f"SELECT (SELECT max(rowid) FROM {fts}) AS top, "
@@ -56,8 +56,8 @@ class FullText:
         top = int(row["top"] or 0)
         out = {}
         for i, t in enumerate(terms):
-            n, oldest = (int(x) for x in str(row[f"c{i}"]).split())
-            out[t] = n if n < cap else max(cap, round(cap * top / max(top - oldest + 1, 1)))
+            n, reach = (int(x) for x in str(row[f"c{i}"]).split())
+            out[t] = n if n < cap else max(cap, round(cap * top / max(reach, 1)))
         return out
 
     def count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
