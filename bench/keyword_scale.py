@@ -276,20 +276,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     result: dict[str, Any] = {"env": environment(), "baseline": a.baseline, "sizes": []}
     cpu = CpuMeter()
+    save = (lambda: a.json.write_text(json.dumps(result, indent=2))) if a.json else (lambda: 0)
     for n in (int(x) for x in a.sizes.split(",") if x.strip()):
         r = cpu.measure(str(n), functools.partial(one_size, n, a, queries, cpu))
-        r["cpu"] = cpu.sections[str(n)]
-        result["sizes"].append(r)
-        if a.json:
-            a.json.write_text(json.dumps(result, indent=2))
+        result["sizes"].append({**r, "cpu": cpu.sections[str(n)]})
+        save()
     env = result["env"]
-    print(
-        f"\nKeyword search — {env['when']}, commit {env['git_commit']} (old: {a.baseline}), "
-        f"{env['cpus']} CPUs ({env['cpu']}), SQLite {env['sqlite']}\n"
-    )
+    head = f"Keyword search — {env['when']}, commit {env['git_commit']} (old: {a.baseline})"
+    print(f"\n{head}, {env['cpus']} CPUs ({env['cpu']}), SQLite {env['sqlite']}\n")
     print(render(result))
-    if a.json:
-        a.json.write_text(json.dumps(result, indent=2))
     return 0
 
 
