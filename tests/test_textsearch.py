@@ -169,3 +169,18 @@ def test_a_phrase_found_nowhere_is_left_out_of_the_match(store: Store) -> None:
         assert "stub" not in plan.expression
     assert [h.text for h in keyword.hits(store, "chunk", "src/api/stub_order.ts deploy")]
     assert keyword.hits(store, "chunk", "src/api/stub_order.ts") == []
+
+
+def test_the_and_keeps_the_words_enough_rows_have_together(store: Store) -> None:
+    search = keyword.text_search(store.db)
+    search.budget, search.deepen_min = 5, 2
+    _chunks(store, [f"cache miss {i}" for i in range(20)] + [f"cache evict {i}" for i in range(20)])
+    _chunks(store, [f"cache miss then evict storm {j}" for j in range(3)])
+    plan = search.plan(FTS, "cache miss evict")
+    assert plan is not None and plan.conjunctive
+    if store.db.dialect == "sqlite":  # PostgreSQL narrows by its own statistics
+        assert set(plan.used) == {"cache", "miss", "evict"}
+    hits = keyword.hits(store, "chunk", "cache miss evict")
+    assert {h.text.replace("**", "") for h in hits} == {
+        f"cache miss then evict storm {j}" for j in range(3)
+    }

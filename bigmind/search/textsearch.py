@@ -26,7 +26,8 @@ the cost bounded whatever the query:
    however few rows it scores (~30 ms for a word in half of a million rows), and matching a
    phrase (an identifier, a path) reads every row of its words. So the AND narrows only with
    terms that have at most ``COMMON_DF`` rows between them (the recency floor narrows past
-   that); when even the rarest term has more (its IDF is near nothing anyway), the newest
+   that), and keeps AND-ing the next terms while enough rows have them all (rows with more of
+   the query's words are what BM25 puts first); when even the rarest term has more (its IDF is near nothing anyway), the newest
    matches are listed without BM25; and a phrase counted 0 is left out of the match while
    its count is cached.
 
@@ -46,6 +47,8 @@ from bigmind.storage.fulltext import FullText, Target
 
 CANDIDATE_BUDGET = 3_000
 # SQLite: FTS5's bm25() reads every row of every term it ranks on (its IDF: ~30-60 ns a row).
+DEEPEN_MIN = 50  # rows an AND keeps when deepened with one more term (recall's 50 candidates)
+DEEPEN_TRIES = 3
 COMMON_DF = 250_000  # rows BM25 may read for its IDF (else: newest matches, no BM25)
 DF_CACHE_SECONDS = 300.0
 DF_CACHE_MAX = 20_000
@@ -71,6 +74,7 @@ class TextSearch:
     db: Backend
     budget: int = CANDIDATE_BUDGET
     common_df: int | None = COMMON_DF  # None: BM25 whatever the terms (PostgreSQL)
+    deepen_min: int = DEEPEN_MIN
     overfetch: ClassVar[bool] = True  # ranking sees matches before the owner filter
     _df: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
     _plans: dict[tuple[str, tuple[str, ...]], tuple[Plan, float]] = field(default_factory=dict)
@@ -148,7 +152,10 @@ class TextSearch:
         if total > self.budget and len(present) > 1:
             # Every term is common: rows having several of them are the relevant ones, so
             # narrow by AND, rarest first, skipping a term that would leave nothing.
-            used, total = self._narrow(fts, self._affordable(present, freq), freq[present[0]])
+            affordable = self._affordable(present, freq)
+            used, total = self._narrow(fts, affordable, freq[present[0]])
+            if self.common_df is not None:
+                used, total = self._deepen(fts, affordable, used, total)
             joiner = " AND "
         dropped = tuple(t for t in terms if freq[t] and t not in used)
         expression = joiner.join(quote_term(t) for t in used)
@@ -172,6 +179,19 @@ class TextSearch:
                 break
             out.append(t)
         return out
+
+    def _deepen(
+        self, fts: str, terms: list[str], used: list[str], total: int
+    ) -> tuple[list[str], int]:
+        """SQLite: keep AND-ing the next terms while at least ``deepen_min`` rows have them all
+        (rows with more of the query's words are the ones BM25 puts first), trying at most
+        ``DEEPEN_TRIES`` more."""
+        rest = [t for t in terms if t not in used][:DEEPEN_TRIES]
+        for t in rest:
+            expression = " AND ".join(quote_term(x) for x in [*used, t])
+            if (n := self._count(fts, expression, self.budget + 1)) >= self.deepen_min:
+                used, total = [*used, t], n
+        return used, total
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
         used, total = [terms[0]], first
