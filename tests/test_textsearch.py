@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bigmind.search import keyword
 from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
@@ -104,3 +106,80 @@ def test_a_new_rare_term_is_found_even_when_the_others_are_anded(store: Store) -
     store.append_chunk("kafka broke")
     texts = [h.text.replace("**", "") for h in keyword.hits(store, "chunk", "kafka pytest error")]
     assert "kafka broke" in texts
+
+
+def test_common_terms_are_anded_rarest_first_even_past_the_budget(backend: Backend) -> None:
+    """Counts stop at the budget; past it they are estimated, so the AND starts with the
+    rarer term even when the query names the commoner one first."""
+    store = Store(backend, "alice")
+    search = keyword.text_search(store.db)
+    search.budget = 5
+    for i in range(60):  # the rarer term's rows spread over time, as words are
+        _chunks(store, [f"latency note {i}"] + ([f"replica lag {i}"] if i % 10 == 0 else []))
+    _chunks(store, ["replica latency spike after the failover"])
+    plan = search.plan(FTS, "latency replica")
+    assert plan is not None and plan.conjunctive
+    if backend.dialect == "sqlite":  # PostgreSQL orders by its own statistics
+        assert plan.used[0] == "replica"
+    hits = keyword.hits(store, "chunk", "latency replica")
+    assert hits[0].text.replace("**", "") == "replica latency spike after the failover"
+
+
+def test_a_term_too_common_to_rank_on_lists_the_newest_matches(store: Store) -> None:
+    """SQLite only: PostgreSQL's ranking has no IDF pass to avoid (pgtext.py)."""
+    if store.db.dialect != "sqlite":
+        pytest.skip("FTS5's bm25() cost")
+    search = keyword.text_search(store.db)
+    search.budget, search.common_df = 5, 20
+    _chunks(store, [f"cache entry {i}" for i in range(30)])
+    _chunks(store, ["kafka cache warmed"])
+    plan = search.plan(FTS, "cache")
+    assert plan is not None and plan.recency
+    hits = keyword.hits(store, "chunk", "cache", limit=3)
+    assert [h.text.replace("**", "") for h in hits] == [
+        "kafka cache warmed",
+        "cache entry 29",
+        "cache entry 28",
+    ]
+    assert "newest matches first" in hits[0].why
+    # A rarer term beside it is still ranked by BM25, and found.
+    plan = search.plan(FTS, "cache kafka")
+    assert plan is not None and not plan.recency and "kafka" in plan.used
+    assert keyword.hits(store, "chunk", "cache kafka")[0].text.replace("**", "") == (
+        "kafka cache warmed"
+    )
+
+
+def test_identifiers_are_found_among_many_rows_with_their_words(store: Store) -> None:
+    search = keyword.text_search(store.db)
+    search.budget = 5
+    _chunks(store, [f"lint the memory pool {i}" for i in range(20)])
+    _chunks(store, ["lint_memory raised in src/core/pool.py"])
+    hits = keyword.hits(store, "chunk", "lint_memory")
+    assert [h.text.replace("**", "") for h in hits] == ["lint_memory raised in src/core/pool.py"]
+    hits = keyword.hits(store, "chunk", "src/core/pool.py memory")
+    assert hits[0].text.replace("**", "") == "lint_memory raised in src/core/pool.py"
+
+
+def test_a_phrase_found_nowhere_is_left_out_of_the_match(store: Store) -> None:
+    _chunks(store, ["deploy notes for the billing service"])
+    plan = keyword.text_search(store.db).plan(FTS, "src/api/stub_order.ts deploy")
+    assert plan is not None and "deploy" in plan.used
+    if store.db.dialect == "sqlite":  # matching a phrase reads every row of its words
+        assert "stub" not in plan.expression
+    assert [h.text for h in keyword.hits(store, "chunk", "src/api/stub_order.ts deploy")]
+    assert keyword.hits(store, "chunk", "src/api/stub_order.ts") == []
+
+
+def test_the_and_keeps_the_words_enough_rows_have_together(store: Store) -> None:
+    search = keyword.text_search(store.db)
+    search.budget, search.deepen_min = 5, 2
+    _chunks(store, [f"beta gamma {i}" for i in range(20)] + [f"alpha gamma {i}" for i in range(6)])
+    _chunks(store, ["alpha beta alone"] + [f"alpha beta gamma storm {j}" for j in range(3)])
+    plan = search.plan(FTS, "alpha beta gamma")  # alpha AND beta leave 4 rows: within budget
+    assert plan is not None and plan.conjunctive
+    hits = [h.text.replace("**", "") for h in keyword.hits(store, "chunk", "alpha beta gamma")]
+    assert hits[0].startswith("alpha beta gamma storm")
+    if store.db.dialect == "sqlite":  # PostgreSQL narrows by its own statistics
+        assert set(plan.used) == {"alpha", "beta", "gamma"}
+        assert set(hits) == {f"alpha beta gamma storm {j}" for j in range(3)}

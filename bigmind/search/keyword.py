@@ -164,7 +164,9 @@ def match_why(plan: Plan | None, text: str) -> str:
         why = why.replace("keyword match on", "has all of", 1)
     if plan and plan.dropped:
         why += "; too common to rank on: " + ", ".join(f"'{t}'" for t in plan.dropped[:4])
-    if plan and plan.min_rowid is not None:
+    if plan and plan.recency:
+        why += "; every term too common to rank on: newest matches first"
+    elif plan and plan.min_rowid is not None:
         why += "; ranked among the most recent matches"
     return why
 

@@ -64,6 +64,14 @@ def terms_of(text: str) -> list[str]:
     return (kept or raw)[:MAX_TERMS]
 
 
+_SEPARATOR = re.compile(r"[._/'\-]")
+
+
+def is_phrase(term: str) -> bool:
+    """Whether the full-text index splits ``term`` into several words (config.py, snake_case)."""
+    return bool(_SEPARATOR.search(term.rstrip("*")))
+
+
 def build_fts_query(text: str) -> FtsQuery | None:
     """Build an OR query of quoted terms, or None when the text has no searchable term."""
     terms = terms_of(text)

@@ -18,6 +18,18 @@ the cost bounded whatever the query:
    ``CANDIDATE_BUDGET`` matches (rowids grow with time).
 5. BM25 runs on the FTS table alone; the join to the base table and the owner
    filter apply only to the top rows (over-fetched, widened if too few survive).
+6. On SQLite, counts past the budget are estimated from how many rows a term's first
+   ``budget`` matches span, so "rarest first" holds among common terms too: at a million
+   rows nearly every term is past the budget, and capped counts made the AND follow the
+   question's word order ("root AND cause AND saw…": 100 ms).
+7. On SQLite, FTS5's BM25 function reads every row of every term it ranks on (its IDF),
+   however few rows it scores (~30 ms for a word in half of a million rows), and matching a
+   phrase (an identifier, a path) reads every row of its words. So the AND narrows only with
+   terms that have at most ``COMMON_DF`` rows between them (the recency floor narrows past
+   that), and keeps AND-ing the next terms while enough rows have them all (rows with more of
+   the query's words are what BM25 puts first); when even the rarest term has more (its IDF is near nothing anyway), the newest
+   matches are listed without BM25; and a phrase counted 0 is left out of the match while
+   its count is cached.
 
 The statements themselves are :mod:`bigmind.storage.fulltext`'s.
 """
@@ -29,11 +41,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from bigmind.search.terms import build_fts_query, quote_term
+from bigmind.search.terms import build_fts_query, is_phrase, quote_term
 from bigmind.storage.db import Backend, Row
 from bigmind.storage.fulltext import FullText, Target
 
 CANDIDATE_BUDGET = 3_000
+# SQLite: FTS5's bm25() reads every row of every term it ranks on (its IDF: ~30-60 ns a row).
+DEEPEN_MIN = 50  # rows an AND keeps when deepened with one more term (recall's 50 candidates)
+DEEPEN_TRIES = 3
+COMMON_DF = 250_000  # rows BM25 may read for its IDF (else: newest matches, no BM25)
 DF_CACHE_SECONDS = 300.0
 DF_CACHE_MAX = 20_000
 
@@ -48,6 +64,7 @@ class Plan:
     dropped: tuple[str, ...]
     min_rowid: int | None = None
     counted: int | None = None  # the matches counted when planned (a bound; None: unknown)
+    recency: bool = False  # every term too common to rank on: the newest matches, no BM25
 
 
 @dataclass(slots=True)
@@ -56,6 +73,8 @@ class TextSearch:
 
     db: Backend
     budget: int = CANDIDATE_BUDGET
+    common_df: int | None = COMMON_DF  # None: BM25 whatever the terms (PostgreSQL)
+    deepen_min: int = DEEPEN_MIN
     overfetch: ClassVar[bool] = True  # ranking sees matches before the owner filter
     _df: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
     _plans: dict[tuple[str, tuple[str, ...]], tuple[Plan, float]] = field(default_factory=dict)
@@ -63,6 +82,8 @@ class TextSearch:
 
     def __post_init__(self) -> None:
         self._sql = FullText(self.db)
+        if self.db.dialect != "sqlite":
+            self.common_df = None  # the IDF cost is FTS5's
 
     def _doc_freq(self, fts: str, term: str) -> int:
         """Rows matching ``term``, counted up to budget + 1 (cached for a few minutes)."""
@@ -100,7 +121,7 @@ class TextSearch:
         hit = self._plans.get(key)
         if hit and now - hit[1] < DF_CACHE_SECONDS:
             return hit[0]
-        plan = self._make_plan(fts, q.expression, q.terms)
+        plan = self._make_plan(fts, q.terms)
         if len(self._plans) >= DF_CACHE_MAX:
             self._plans.clear()
         self._plans[key] = (plan, now)
@@ -109,14 +130,17 @@ class TextSearch:
     def _prefetch(self, fts: str, terms: tuple[str, ...]) -> None:
         """Let a dialect look up what it needs for all terms at once (PostgreSQL: lexemes)."""
 
-    def _make_plan(self, fts: str, everything: str, terms: tuple[str, ...]) -> Plan:
+    def _make_plan(self, fts: str, terms: tuple[str, ...]) -> Plan:
         self._prefetch(fts, terms)
         freq = self._doc_freqs(fts, terms)
         present = sorted((t for t in terms if freq[t]), key=lambda t: freq[t])
-        if not present:  # nothing matched when counted; let FTS say so cheaply
-            return Plan(everything, False, terms, (), counted=0)
         # Terms counted 0 stay in the OR: free to match, and a cached 0 may be stale after a write.
-        absent = [t for t in terms if not freq[t]]
+        # Not so a phrase (an identifier, a path) on SQLite: FTS5 reads every row of its words
+        # to match it, and once more for BM25, so one counted 0 is left out while cached.
+        absent = [t for t in terms if not freq[t] and not (self.common_df and is_phrase(t))]
+        if not present:  # nothing matched when counted; let FTS say so cheaply
+            return Plan(" OR ".join(quote_term(t) for t in absent), False, terms, (), counted=0)
+        common = self.common_df
         used: list[str] = []
         total = 0
         for t in present:
@@ -128,14 +152,46 @@ class TextSearch:
         if total > self.budget and len(present) > 1:
             # Every term is common: rows having several of them are the relevant ones, so
             # narrow by AND, rarest first, skipping a term that would leave nothing.
-            used, total = self._narrow(fts, present, freq[present[0]])
+            affordable = self._affordable(present, freq)
+            used, total = self._narrow(fts, affordable, freq[present[0]])
+            if self.common_df is not None:
+                used, total = self._deepen(fts, affordable, used, total)
             joiner = " AND "
-        dropped = tuple(t for t in present if t not in used)
+        dropped = tuple(t for t in terms if freq[t] and t not in used)
         expression = joiner.join(quote_term(t) for t in used)
         if absent:
             expression = " OR ".join([*(quote_term(t) for t in absent), f"({expression})"])
         floor = self._floor(fts, expression, total) if total > self.budget else None
-        return Plan(expression, joiner == " AND ", tuple(used), dropped, floor)
+        # Even the rarest term is in so many rows that BM25's IDF alone would read them all
+        # (and weigh them at almost nothing): list the newest matches instead.
+        recency = common is not None and freq[used[0]] > common
+        return Plan(expression, joiner == " AND ", tuple(used), dropped, floor, recency=recency)
+
+    def _affordable(self, terms: list[str], freq: dict[str, int]) -> list[str]:
+        """SQLite: the rarest terms whose rows BM25's IDF pass can afford to read (the rarest
+        always); past them, the recency floor narrows instead of a commoner term."""
+        if self.common_df is None:
+            return terms
+        out, rows = terms[:1], freq[terms[0]]
+        for t in terms[1:]:
+            rows += freq[t]
+            if rows > self.common_df:
+                break
+            out.append(t)
+        return out
+
+    def _deepen(
+        self, fts: str, terms: list[str], used: list[str], total: int
+    ) -> tuple[list[str], int]:
+        """SQLite: keep AND-ing the next terms while at least ``deepen_min`` rows have them all
+        (rows with more of the query's words are the ones BM25 puts first), trying at most
+        ``DEEPEN_TRIES`` more."""
+        rest = [t for t in terms if t not in used][:DEEPEN_TRIES]
+        for t in rest:
+            expression = " AND ".join(quote_term(x) for x in [*used, t])
+            if (n := self._count(fts, expression, self.budget + 1)) >= self.deepen_min:
+                used, total = [*used, t], n
+        return used, total
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
         used, total = [terms[0]], first
@@ -165,12 +221,16 @@ class TextSearch:
         """The best ``limit`` rows among the top ``fetch`` matches that pass ``t.extra``, with
         a ``score`` (higher is better) and ``matched``: how many of those top matches there
         were (fewer than ``fetch``: every match was looked at)."""
-        return self._sql.rank(t, plan.expression, plan.min_rowid, fetch, limit)
+        return self._sql.rank(
+            t, plan.expression, plan.min_rowid, fetch, limit, recency=plan.recency
+        )
 
     def _older(self, t: Target, plan: Plan, limit: int) -> list[Row]:
         """The best ``limit`` rows passing ``t.extra`` below the plan's recency floor: this
         owner's most recent ``budget`` matches there first, then ranked by BM25."""
-        return self._sql.older(t, plan.expression, plan.min_rowid, self.budget, limit)
+        return self._sql.older(
+            t, plan.expression, plan.min_rowid, self.budget, limit, recency=plan.recency
+        )
 
     def search(
         self,
@@ -192,6 +252,8 @@ class TextSearch:
         plan = self.plan(fts, text)
         if plan is None:
             return [], None
+        if not plan.expression:  # only phrases, none found when counted
+            return [], plan
         t = Target(fts, base, columns, extra, tuple(owner), weights)
         fetch = max(limit * 3, 30)
         while True:

@@ -41,13 +41,24 @@ class FullText:
         self.db = db
 
     def count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
-        """Rows matching each term, each counted up to ``cap``, in one statement."""
-        one = f"(SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?))"
+        """Rows matching each term, in one statement: counted up to ``cap``; past it, estimated
+        from how many rows the first ``cap`` matches span, so that terms matching many more
+        rows than ``cap`` still sort by how common they are."""
+        one = (
+            f"(SELECT count(*) || ' ' || coalesce(max(rowid), 0) FROM (SELECT rowid FROM {fts}"
+            f" WHERE {fts} MATCH ? LIMIT ?))"
+        )
         row = self.db.query(
-            "SELECT " + ", ".join(f"{one} AS c{i}" for i in range(len(terms))),
+            f"SELECT (SELECT max(rowid) FROM {fts}) AS top, "
+            + ", ".join(f"{one} AS c{i}" for i in range(len(terms))),
             [v for t in terms for v in (quote_term(t), cap)],
         )[0]
-        return {t: int(row[f"c{i}"]) for i, t in enumerate(terms)}
+        top = int(row["top"] or 0)
+        out = {}
+        for i, t in enumerate(terms):
+            n, reach = (int(x) for x in str(row[f"c{i}"]).split())
+            out[t] = n if n < cap else max(cap, round(cap * top / max(reach, 1)))
+        return out
 
     def count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
         """Rows matching ``expression`` (from rowid ``floor`` on), counted up to ``cap``."""
@@ -68,20 +79,29 @@ class FullText:
         return int(rows[0]["rowid"]) if rows else None
 
     def rank(
-        self, t: Target, expression: str, floor: int | None, fetch: int, limit: int
+        self,
+        t: Target,
+        expression: str,
+        floor: int | None,
+        fetch: int,
+        limit: int,
+        *,
+        recency: bool = False,
     ) -> list[Row]:
         """The best ``limit`` rows among the top ``fetch`` matches (from rowid ``floor`` on)
         that pass ``t.extra``, with a ``score`` (higher is better; equal scores newest first)
         and ``matched``: how many of those top matches there were (fewer than ``fetch``: every
-        match was looked at)."""
+        match was looked at). With ``recency`` the newest matches come first, without BM25
+        (whose IDF reads every row a term is in), scored ``rowid × 1e-12``."""
         fts = t.fts
         where = " AND rowid >= ?" if floor is not None else ""
         floor_p: tuple[object, ...] = (floor,) if floor is not None else ()
+        score, order = _ordering(t, recency)
         rows = self.db.query(
             f"SELECT {t.columns}, m.rid, m.score, m.matched FROM ("
             "  SELECT rid, score, count(*) OVER () AS matched FROM ("
-            f"    SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score"
-            f"    FROM {fts} WHERE {fts} MATCH ?{where} ORDER BY score, rowid DESC LIMIT ?)"
+            f"    SELECT rowid AS rid, {score} AS score"
+            f"    FROM {fts} WHERE {fts} MATCH ?{where} ORDER BY {order} LIMIT ?)"
             f") AS m JOIN {t.base} b ON b.rowid = m.rid WHERE {t.extra}"
             " ORDER BY m.score, m.rid DESC LIMIT ?",
             (expression, *floor_p, fetch, *t.owner, limit),
@@ -92,12 +112,20 @@ class FullText:
         return rows
 
     def older(
-        self, t: Target, expression: str, floor: int | None, budget: int, limit: int
+        self,
+        t: Target,
+        expression: str,
+        floor: int | None,
+        budget: int,
+        limit: int,
+        *,
+        recency: bool = False,
     ) -> list[Row]:
         """The best ``limit`` rows passing ``t.extra`` below rowid ``floor``: this owner's most
         recent ``budget`` matches there first (owner filter first, so the cost follows this
-        owner's rows), then ranked by BM25."""
+        owner's rows), then ranked by BM25 (``recency``: the newest of them, as :meth:`rank`)."""
         fts = t.fts
+        score, order = _ordering(t, recency)
         ids = [
             r["rid"]
             for r in self.db.query(
@@ -111,11 +139,18 @@ class FullText:
             return []
         rows = self.db.query(
             f"SELECT {t.columns}, m.score FROM ("
-            f"  SELECT rowid AS rid, bm25({fts}, {t.weights}) AS score FROM {fts}"
-            f"  WHERE {fts} MATCH ? AND rowid IN ({marks(ids)})"
+            f"  SELECT rowid AS rid, {score} AS score FROM {fts}"
+            f"  WHERE {fts} MATCH ? AND rowid IN ({marks(ids)}) ORDER BY {order}"
             f") AS m JOIN {t.base} b ON b.rowid = m.rid ORDER BY m.score, m.rid DESC LIMIT ?",
             (expression, *ids, limit),
         )
         for r in rows:
             r["score"] = -float(r["score"])
         return rows
+
+
+def _ordering(t: Target, recency: bool) -> tuple[str, str]:
+    """(the score column, the inner ORDER BY): BM25 (lower is better), or the rowid."""
+    if recency:
+        return "-rowid * 1e-12", "rowid DESC"
+    return f"bm25({t.fts}, {t.weights})", "score, rowid DESC"
