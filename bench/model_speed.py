@@ -14,7 +14,7 @@ slows all alike) and reported as medians, with the machine's busy share (/proc/s
   memory_recall's path) and a one-sentence fact (memory_store_fact's duplicate check);
 * **memory of the embedder alone**, each in a fresh process: VmHWM after the imports, after
   loading the model, after a batch of chunks;
-* **peak RSS of ``bigmind serve``** (VmHWM) with 2,000 facts, 500 chunks and 50 sessions,
+* **peak RSS of ``bigmind serve``** (VmHWM) with 2,000 facts, 100 chunks and 20 sessions,
   every vector in place (embedded once per precision, cached under ``--workdir``), the model
   loaded, after ``--queries`` memory_recall and ``--stores`` memory_store_fact calls.
 """
@@ -160,8 +160,8 @@ def embedder_memory(model: Path, texts: list[str]) -> dict[str, Any]:
 
 # -- peak RSS of the server ------------------------------------------------------------------
 def seeded(workdir: Path, model: Path, precision: Literal["float", "int8"]) -> Path:
-    """2,000 facts, 500 chunks, 50 sessions with every vector of ``precision`` in place."""
-    db = workdir / f"seed-2000-500-50-{precision}.db"
+    """2,000 facts, 100 chunks, 20 sessions with every vector of ``precision`` in place."""
+    db = workdir / f"seed-2000-100-20-{precision}.db"
     if db.exists():
         return db
     from bigmind.config import Settings
@@ -171,7 +171,7 @@ def seeded(workdir: Path, model: Path, precision: Literal["float", "int8"]) -> P
     tmp = db.with_suffix(".tmp")
     for suffix in ("", "-wal", "-shm"):
         Path(str(tmp) + suffix).unlink(missing_ok=True)
-    seed(tmp, facts=2000, chunks=500, sessions=50, user="bench")
+    seed(tmp, facts=2000, chunks=100, sessions=20, user="bench")
     backend = connect(tmp)
     try:
         settings = Settings(
