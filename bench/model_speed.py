@@ -236,37 +236,41 @@ def server_rss(workdir: Path, model: Path, queries: int, stores: int) -> dict[st
     return out
 
 
+# (section, first column, [(column title, key)]) of the printed tables
+TABLES = (
+    ("throughput", "configuration", [("texts/s (median)", "per_s")]),
+    ("latency", "one text, 1 thread", [("p50 ms", "p50_ms"), ("p95 ms", "p95_ms")]),
+    (
+        "embedder_memory",
+        "embedder alone, VmHWM MB",
+        [("imports", "imports_mb"), ("loaded", "loaded_mb"), ("after a batch", "after_batch_mb")],
+    ),
+    (
+        "server",
+        "bigmind serve, 2k facts",
+        [
+            ("ready VmHWM MB", "ready_hwm_mb"),
+            ("peak VmHWM MB", "peak_mb"),
+            ("RSS end MB", "rss_end_mb"),
+        ],
+    ),
+)
+
+
 def render(r: dict[str, Any]) -> str:
-    lines = ["| configuration | texts/s (median) |", "|---|---:|"]
-    lines += [f"| {k} | {v['per_s']:.1f} |" for k, v in r["throughput"].items() if k != "cpu"]
-    lines += ["", "| one text, 1 thread | p50 ms | p95 ms |", "|---|---:|---:|"]
-    lines += [
-        f"| {k} | {v['p50_ms']:.1f} | {v['p95_ms']:.1f} |"
-        for k, v in r["latency"].items()
-        if k != "cpu"
-    ]
-    if "embedder_memory" in r:
-        lines += ["", "| embedder alone, VmHWM MB | imports | loaded | after a batch |"]
-        lines += ["|---|---:|---:|---:|"]
+    lines: list[str] = []
+    for section, first, columns in TABLES:
+        if section not in r:
+            continue
+        lines += ["| " + " | ".join([first, *(c for c, _ in columns)]) + " |"]
+        lines += ["|---|" + "---:|" * len(columns)]
         lines += [
-            f"| {p} | {v['imports_mb']} | {v['loaded_mb']} | {v['after_batch_mb']} |"
-            for p, v in r["embedder_memory"].items()
-            if p != "cpu"
+            "| " + " | ".join([name, *(str(row[key]) for _, key in columns)]) + " |"
+            for name, row in r[section].items()
+            if name != "cpu"
         ]
-    if "server" in r:
-        lines += ["", "| bigmind serve, 2k facts | ready VmHWM MB | peak VmHWM MB | RSS end MB |"]
-        lines += ["|---|---:|---:|---:|"]
-        lines += [
-            f"| {p} ({v['model']}) | {v['ready_hwm_mb']} | {v['peak_mb']} | {v['rss_end_mb']} |"
-            for p, v in r["server"].items()
-            if p != "cpu"
-        ]
-    lines += ["", "machine busy / steal per section: "]
-    lines += [
-        f"{k} {v['cpu']['busy_pct']} % / {v['cpu']['steal_pct']} %"
-        for k, v in r.items()
-        if isinstance(v, dict) and "cpu" in v
-    ]
+        cpu = r[section]["cpu"]
+        lines += [f"machine busy {cpu['busy_pct']} %, steal {cpu['steal_pct']} %", ""]
     return "\n".join(lines)
 
 

@@ -37,8 +37,10 @@ FORMAT_VERSION = 2  # 2: model_int8.onnx beside model.onnx
 DEFAULT_BATCH_SIZE = 32
 # A batch holds at most this many tokens (rows x the longest row): the attention scores take
 # rows x heads x width^2 floats, 100 MB for 32 rows of 256 tokens, and that peak stays in the
-# process's resident set. 2,048 keeps it at 6 MB (8 rows of 256) and short texts in rows of 32.
-BATCH_TOKENS = 2048
+# process's resident set. Measured on 128 chunk texts (int8, VmHWM after the batch / texts/s,
+# busy machine): no cap 490 MB / 3.4, 2,048 tokens 204-218 / 6-8, 1,024 165-179 / 7-15, 512
+# 152-157 / 10-12. Short texts (facts, questions) still go 32 to a batch.
+BATCH_TOKENS = 1024
 OFF_VALUES = frozenset({"off", "none", ""})
 _MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _HF_MARKERS = ("config.json", "model.safetensors", "pytorch_model.bin", "modules.json")
@@ -133,8 +135,9 @@ class OnnxEmbedder:
         self.precision = precision
         onnx_file = ONNX_FILE
         self.model_id: str = self.metadata.model_id
+        self.model_id = model_id_of(self.metadata, precision)
         if precision == "int8":
-            onnx_file, self.model_id = INT8_FILE, self.model_id + INT8_SUFFIX
+            onnx_file = INT8_FILE
             if not (self.model_dir / INT8_FILE).is_file():
                 raise BackendUnavailable(
                     f"{self.model_dir} has no {INT8_FILE}; re-create it with `bigmind model "
@@ -162,9 +165,9 @@ class OnnxEmbedder:
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # The arena keeps the largest batch's buffers for the life of the process (300 MB
-        # after one batch of long chunks); without it they return to the allocator. Measured
-        # in bench/model_speed.py: no loss of throughput.
+        # The arena keeps the largest batch's buffers for the life of the process (the float
+        # model: 415 MB resident after 128 chunks with it, 303 MB without); without it they
+        # return to the allocator. Throughput unchanged (int8, interleaved: 4.4 vs 4.2 texts/s).
         opts.enable_cpu_mem_arena = False
         opts.log_severity_level = 3
         try:
@@ -369,13 +372,25 @@ def load_embedder(settings: Settings) -> OnnxEmbedder | None:
         return None
     if not model_dir.is_dir():
         raise BackendUnavailable(missing_model(settings, model_dir))
-    precision = settings.embed_precision
-    if precision == "int8" and not (model_dir / INT8_FILE).is_file():
+    precision = precision_of(settings, model_dir)
+    if precision != settings.embed_precision:
         log.warning(
             "%s has no %s: running the float model (slower); `bigmind model fetch --force` "
             "or `bigmind model export` adds it (then `bigmind reindex`)",
             model_dir,
             INT8_FILE,
         )
-        precision = "float"
     return OnnxEmbedder(model_dir, threads=settings.embed_threads, precision=precision)
+
+
+def precision_of(settings: Settings, model_dir: Path) -> str:
+    """The precision :func:`load_embedder` runs in ``model_dir``: the setting's, or float when
+    int8 is asked for but the directory has no int8 file (made before there was one)."""
+    if settings.embed_precision == "int8" and not (model_dir / INT8_FILE).is_file():
+        return "float"
+    return settings.embed_precision
+
+
+def model_id_of(meta: ModelMetadata, precision: str) -> str:
+    """The model id vectors made at ``precision`` are recorded with."""
+    return meta.model_id + INT8_SUFFIX if precision == "int8" else meta.model_id
