@@ -284,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=50)
     p.add_argument("--stores", type=int, default=20)
     p.add_argument("--skip-server", action="store_true")
+    p.add_argument("--server-only", action="store_true")
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     if not (args.model / INT8_FILE).is_file():
@@ -296,9 +297,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     questions = [gen.question() for _ in range(args.latency)]
     facts = [gen.fact()[1] for _ in range(args.latency)]
     r: dict[str, Any] = {"model": str(args.model)}
-    r["throughput"] = measured(lambda: throughput(args.model, texts, args.rounds))
-    r["latency"] = measured(lambda: latency(args.model, questions, facts))
-    r["embedder_memory"] = measured(lambda: embedder_memory(args.model, texts[:128]))
+    if not args.server_only:
+        r["throughput"] = measured(lambda: throughput(args.model, texts, args.rounds))
+        progress(json.dumps(r["throughput"]))
+        r["latency"] = measured(lambda: latency(args.model, questions, facts))
+        progress(json.dumps(r["latency"]))
+        r["embedder_memory"] = measured(lambda: embedder_memory(args.model, texts[:128]))
     if not args.skip_server:
         args.workdir.mkdir(parents=True, exist_ok=True)
         r["server"] = measured(

@@ -140,6 +140,7 @@ def installed(home: Path) -> Path:
     return home / "models" / "all-MiniLM-L6-v2"
 
 
+@pytest.mark.timeout(180)  # quantising alone is ~2.5 s of CPU; 60+ s when busy
 def test_a_fetch_installs_a_checked_model_with_its_metadata(mirror: Mirror, home: Path) -> None:
     target = installed(home)
     seen: list[tuple[str, int, int]] = []
@@ -408,6 +409,7 @@ def fetching(settings_for: Callable[[str], Settings], mirror: Mirror, **more: ob
     )
 
 
+@pytest.mark.timeout(180)  # quantising alone is ~2.5 s of CPU; 60+ s when busy
 async def test_the_server_downloads_the_model_on_its_first_start(
     mirror: Mirror, home: Path, settings_for: Callable[[str], Settings]
 ) -> None:
