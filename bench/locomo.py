@@ -454,7 +454,7 @@ def rank_for(spec: Spec, ix: Indexed, question: str) -> list[str]:
     return rank(ix, question, spec)
 
 
-MODEL_DIR = ROOT / ".cache" / "bigmind-tests" / "minilm-onnx-0.1.0-v1"  # made by the tests
+MODEL_DIR = ROOT / ".cache" / "bigmind-tests" / "minilm-onnx-0.1.0-v2"  # made by the tests
 
 
 def product_semantic(ix: Indexed) -> Any:
