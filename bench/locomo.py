@@ -454,7 +454,7 @@ def rank_for(spec: Spec, ix: Indexed, question: str) -> list[str]:
     return rank(ix, question, spec)
 
 
-MODEL_DIR = ROOT / ".cache" / "bigmind-tests" / "minilm-onnx-0.1.0-v1"  # made by the tests
+MODEL_DIR = ROOT / ".cache" / "bigmind-tests" / "minilm-onnx-0.1.0-v2"  # made by the tests
 
 
 def product_semantic(ix: Indexed) -> Any:
@@ -584,7 +584,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], help="override a Spec field: key=value")
     ap.add_argument("--per-category", action="store_true", help="print every method's table")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--no-context-vector",
+        action="store_true",
+        help="product: one vector per chunk (no chunk_context vector embedded or searched)",
+    )
     args = ap.parse_args(argv)
+    if args.no_context_vector:  # what the second vector buys (bench/README, "Embedding model")
+        from bigmind.search import vectors
+
+        del vectors.SOURCES["chunk_context"]
+        del vectors.EXTRA_VECTORS["chunk"]
 
     names = list(METHODS) if args.method == "all" else args.method.split(",")
     overrides = parse_set(args.set)

@@ -111,6 +111,12 @@ class Settings(BaseSettings):
         description="Vector partitions of at least this many vectors get an approximate index"
         " saved beside the database and memory-mapped at start (0: off; docs/semantic-search.md).",
     )
+    embed_precision: Literal["int8", "float"] = Field(
+        default="int8",
+        description="Which of the model's two ONNX files runs: 'int8' (quantised: about twice "
+        "as fast, a quarter of the weights) or 'float' (the original). They make slightly "
+        "different vectors, so a change waits for `bigmind reindex`.",
+    )
     session_gap_minutes: int = Field(
         default=30,  # models.SESSION_GAP_MINUTES (the store's default)
         ge=0,

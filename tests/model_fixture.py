@@ -30,7 +30,13 @@ from filelock import FileLock
 
 from bigmind.errors import BigMindError
 from bigmind.runtime import Runtime
-from bigmind.search.embedder import FORMAT_VERSION, METADATA_FILE, ModelMetadata, OnnxEmbedder
+from bigmind.search.embedder import (
+    FORMAT_VERSION,
+    INT8_FILE,
+    METADATA_FILE,
+    ModelMetadata,
+    OnnxEmbedder,
+)
 from bigmind.search.semantic import Semantic
 
 CACHE_ROOT = Path(__file__).resolve().parent.parent / ".cache" / "bigmind-tests"
@@ -64,7 +70,7 @@ def _version(dist: str) -> str | None:
 
 
 def _cached_export_is_valid(target: Path, source_label: str) -> bool:
-    if not (target / METADATA_FILE).is_file():
+    if not (target / METADATA_FILE).is_file() or not (target / INT8_FILE).is_file():
         return False
     try:
         meta = ModelMetadata.read(target)
@@ -182,7 +188,7 @@ def model_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def embedder(model_dir: Path) -> OnnxEmbedder:
-    """An OnnxEmbedder (one thread) on the cached MiniLM export."""
+    """An OnnxEmbedder (one thread) on the cached MiniLM export's float model."""
     return OnnxEmbedder(model_dir, threads=1)
 
 

@@ -197,10 +197,10 @@ def test_reindex_embeds_everything(tmp_path: Path, model_dir: Path) -> None:
     env = {"BIGMIND_DB_PATH": str(db), "BIGMIND_USER": "carol"}
     r = run("reindex", BIGMIND_EMBED_MODEL=str(model_dir), **env)
     assert r.returncode == 0, r.stderr
-    assert "Re-embedded 5 memories with all-MiniLM-L6-v2." in r.stdout
+    assert "Re-embedded 5 memories with all-MiniLM-L6-v2-int8." in r.stdout
     assert "Embedding [" not in r.stderr  # no terminal: no bar
     r = run("reindex", "--json", BIGMIND_EMBED_MODEL=str(model_dir), **env)
-    assert json.loads(r.stdout) == {"embedded": 5, "model": "all-MiniLM-L6-v2"}
+    assert json.loads(r.stdout) == {"embedded": 5, "model": "all-MiniLM-L6-v2-int8"}
     r = run("reindex", BIGMIND_EMBED_MODEL=str(tmp_path / "nowhere"), **env)
     assert r.returncode != 0 and "bigmind model export" in r.stderr
     assert "Traceback" not in r.stderr

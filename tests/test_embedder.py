@@ -15,14 +15,17 @@ import pytest
 from bigmind.config import Settings
 from bigmind.errors import BackendUnavailable, ExportError, InvalidInput
 from bigmind.search.embedder import (
+    INT8_FILE,
     METADATA_FILE,
     ONNX_FILE,
     Embedder,
+    ModelMetadata,
     OnnxEmbedder,
     load_embedder,
     model_target,
     resolve_model_dir,
 )
+from bigmind.search.modelcache import sha256
 
 LONG_TEXT = " ".join(
     f"Memory {i}: the deploy script rotates credentials, then restarts the workers."
@@ -214,12 +217,86 @@ def test_load_embedder_uses_settings(tmp_path: Path, model_dir: Path) -> None:
     (models / "mini").symlink_to(model_dir, target_is_directory=True)
     e = load_embedder(_settings(tmp_path, "mini", threads=0))
     assert e is not None
-    assert (e.model_id, e.dim) == ("all-MiniLM-L6-v2", 384)
+    assert (e.model_id, e.dim, e.precision) == ("all-MiniLM-L6-v2-int8", 384, "int8")
+
+
+def test_int8_is_the_default_and_named_apart_from_the_float_model(
+    tmp_path: Path, model_dir: Path, embedder: OnnxEmbedder
+) -> None:
+    settings = _settings(tmp_path, str(model_dir))
+    int8 = load_embedder(settings)
+    as_float = load_embedder(settings.model_copy(update={"embed_precision": "float"}))
+    assert int8 is not None and as_float is not None
+    # Vector tables record the model id: the two must never share them.
+    assert (int8.model_id, as_float.model_id) == ("all-MiniLM-L6-v2-int8", "all-MiniLM-L6-v2")
+    a, b = int8.embed(SENTENCES), embedder.embed(SENTENCES)
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(a * b, axis=1)
+    assert cosines.mean() >= 0.975 and cosines.min() >= 0.9, cosines
+    assert not np.allclose(a, b, atol=1e-3)  # really the other file
+    q, para, other = int8.embed(SENTENCES[:3])
+    assert float(q @ para) > float(q @ other) + 0.1
+
+
+def test_a_model_without_its_int8_file_runs_the_float_one_and_says_how(
+    tmp_path: Path, model_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    older = tmp_path / "older"  # as `bigmind model export` wrote it before int8, or no onnx
+    older.mkdir()
+    for name in (ONNX_FILE, "tokenizer.json", METADATA_FILE):
+        (older / name).symlink_to(model_dir / name)
+    with caplog.at_level("WARNING", logger="bigmind.search.embedder"):
+        e = load_embedder(_settings(tmp_path, str(older)))
+    assert e is not None and (e.model_id, e.precision) == ("all-MiniLM-L6-v2", "float")
+    assert "bigmind model fetch --force" in caplog.text  # how to get the faster one
+    with pytest.raises(BackendUnavailable, match=r"no model_int8\.onnx.*PRECISION=float"):
+        OnnxEmbedder(older, precision="int8")
+
+
+def test_an_int8_model_too_far_from_the_float_one_is_refused(
+    tmp_path: Path, model_dir: Path
+) -> None:
+    import onnx
+    from onnx import numpy_helper
+
+    from bigmind.search import modelquant
+    from bigmind.search.modelfetch import reference
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for name in (ONNX_FILE, "tokenizer.json", METADATA_FILE):
+        (bad / name).symlink_to(model_dir / name)
+    # The shipped int8 model with every weight's scales off by up to 20 %: a poor quantisation.
+    graph = onnx.load(model_dir / INT8_FILE)
+    rng = np.random.default_rng(0)
+    for init in graph.graph.initializer:
+        if init.name.endswith("weight_scale"):
+            scale = numpy_helper.to_array(init)
+            off = (scale * rng.uniform(0.8, 1.2, scale.shape)).astype(scale.dtype)
+            init.CopyFrom(numpy_helper.from_array(off, init.name))
+    onnx.save(graph, bad / INT8_FILE)
+    with pytest.raises(ExportError, match=r"too far from the float model's \(cosine 0\.9"):
+        modelquant.check(bad, reference().sentences)
+    assert not (bad / INT8_FILE).exists()  # never left for the server to run
+
+
+def test_batches_hold_few_tokens_and_little_padding() -> None:
+    from bigmind.search.embedder import batches
+
+    lengths = [256, 5, 7, 256, 6, 40, 256, 8, 9, 30] + [10] * 40
+    got = batches(lengths, rows=32, tokens=2048)
+    assert sorted(i for b in got for i in b) == list(range(len(lengths)))  # each once
+    for b in got:
+        assert len(b) <= 32 and len(b) * max(lengths[i] for i in b) <= 2048
+    flat = [lengths[i] for b in got for i in b]
+    assert flat == sorted(flat)  # shortest first: a batch pads to similar lengths
+    assert batches([3000], rows=32, tokens=2048) == [[0]]  # one text is never refused
 
 
 # --- export -----------------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(180)  # quantising alone is ~2.5 s of CPU; 60+ s when busy
 def test_reexport_replaces_an_earlier_export(tmp_path: Path, model_dir: Path) -> None:
     from bigmind.search.modelfiles import export_model
 
@@ -232,6 +309,9 @@ def test_reexport_replaces_an_earlier_export(tmp_path: Path, model_dir: Path) ->
     assert (report.model_id, report.dim) == ("all-MiniLM-L6-v2", 384)
     assert report.max_abs_diff is not None and report.max_abs_diff <= 1e-5
     assert report.onnx_bytes == (target / ONNX_FILE).stat().st_size > 80_000_000
+    assert report.int8_bytes == (target / INT8_FILE).stat().st_size < 30_000_000
+    assert report.int8_cosine is not None and report.int8_cosine >= 0.975
+    assert ModelMetadata.read(target).int8_sha256 == sha256(target / INT8_FILE)
     assert not (target / "stale.txt").exists()
     left = sorted(p.name for p in target.parent.iterdir())
     assert left == [f".{target.name}.lock", target.name]  # no temp dirs left, only the lock
@@ -298,8 +378,9 @@ def test_a_model_without_a_reference_is_checked_for_sane_vectors(tmp_path: Path)
 
     src = _model_folder_copy(tmp_path / "my-minilm")
     lines: list[str] = []
-    report = export_model(str(src), tmp_path / "out", log=lines.append)
+    report = export_model(str(src), tmp_path / "out", log=lines.append, int8=False)
     assert (report.model_id, report.max_abs_diff) == ("my-minilm", None)
+    assert not (tmp_path / "out" / INT8_FILE).exists() and report.int8_cosine is None
     assert any("No reference embeddings for my-minilm" in line for line in lines)
     assert OnnxEmbedder(tmp_path / "out").embed(["hello"]).shape == (1, 384)
 

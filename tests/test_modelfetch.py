@@ -29,7 +29,14 @@ from bigmind.errors import DownloadError
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
 from bigmind.search import modelfetch
-from bigmind.search.embedder import METADATA_FILE, ModelMetadata, OnnxEmbedder, resolve_model_dir
+from bigmind.search.embedder import (
+    INT8_FILE,
+    METADATA_FILE,
+    ModelMetadata,
+    OnnxEmbedder,
+    resolve_model_dir,
+)
+from bigmind.search.modelcache import sha256
 from bigmind.search.modelfetch import (
     MAX_ABS_DIFF,
     REFERENCE_FILE,
@@ -133,6 +140,7 @@ def installed(home: Path) -> Path:
     return home / "models" / "all-MiniLM-L6-v2"
 
 
+@pytest.mark.timeout(180)  # quantising alone is ~2.5 s of CPU; 60+ s when busy
 def test_a_fetch_installs_a_checked_model_with_its_metadata(mirror: Mirror, home: Path) -> None:
     target = installed(home)
     seen: list[tuple[str, int, int]] = []
@@ -145,8 +153,12 @@ def test_a_fetch_installs_a_checked_model_with_its_metadata(mirror: Mirror, home
     assert sorted(p.name for p in target.iterdir()) == [
         METADATA_FILE,
         "model.onnx",
+        "model_int8.onnx",
         "tokenizer.json",
     ]
+    # The int8 model was made from the download and held to the float model's vectors.
+    assert report.int8 and report.int8_cosine is not None and report.int8_cosine >= 0.975
+    assert meta.int8_sha256 == sha256(target / INT8_FILE)
     assert [p.name for p in target.parent.iterdir() if ".download" in p.name] == []
     onnx_total = seen[-1][2]
     assert seen[-1] == (ONNX, onnx_total, onnx_total) and onnx_total > 80_000_000
@@ -159,7 +171,7 @@ def test_a_fetch_installs_a_checked_model_with_its_metadata(mirror: Mirror, home
 async def test_a_fresh_fetch_gives_semantic_search_wherever_the_database_is(
     mirror: Mirror, home: Path, settings_for: Callable[[str], Settings]
 ) -> None:
-    fetch_model(mirror.url, installed(home))
+    fetch_model(mirror.url, installed(home), int8=False)  # the float model runs then
     settings = settings_for("alice")  # BIGMIND_HOME from the environment, the database in tmp/data
     assert settings.home == home and not settings.db_path.is_relative_to(home)
     assert resolve_model_dir(settings) == installed(home)
@@ -185,7 +197,7 @@ def test_a_broken_download_resumes_where_it_stopped(mirror: Mirror, home: Path) 
     part = target.with_name(f".{target.name}.download") / "model.onnx.part"
     assert part.stat().st_size == 10_000_000 and not target.exists()
     del mirror.cut_after[ONNX]
-    assert fetch_model(mirror.url, target).fetched
+    assert fetch_model(mirror.url, target, int8=False).fetched
     onnx_asks = [r for p, r in mirror.requests if p == ONNX]
     assert onnx_asks == [None, "bytes=10000000-"]
     assert OnnxEmbedder(target).dim == 384  # verified and whole
@@ -197,7 +209,7 @@ def test_a_server_that_ignores_range_starts_the_file_over(mirror: Mirror, home: 
     work.mkdir(parents=True)
     (work / "model.onnx.part").write_bytes(b"\xff" * 1_000_000)  # appended to, it would break
     mirror.ignore_range = True
-    assert fetch_model(mirror.url, target).fetched
+    assert fetch_model(mirror.url, target, int8=False).fetched
     assert ("onnx/model.onnx", "bytes=1000000-") in mirror.requests
     assert OnnxEmbedder(target).dim == 384
 
@@ -265,7 +277,9 @@ def test_two_fetches_at_once_download_once(mirror: Mirror, home: Path) -> None:
     mirror.gates[ONNX] = threading.Event()
     reports: list[modelfetch.FetchReport] = []
     waited = threading.Event()
-    first = threading.Thread(target=lambda: reports.append(fetch_model(mirror.url, target)))
+    first = threading.Thread(
+        target=lambda: reports.append(fetch_model(mirror.url, target, int8=False))
+    )
     first.start()
     assert mirror.was_asked(ONNX).wait(30)
     second = threading.Thread(
@@ -296,7 +310,14 @@ def one_line(r: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_the_command_fetches_into_bigmind_home(mirror: Mirror, home: Path) -> None:
-    r = bigmind("model", "fetch", "--url", mirror.url.rstrip("/"), home=home)
+    r = bigmind(
+        "model",
+        "fetch",
+        "--url",
+        mirror.url.rstrip("/"),
+        home=home,
+        BIGMIND_EMBED_PRECISION="float",
+    )
     assert r.returncode == 0, r.stderr
     assert f"ready in {installed(home)}" in r.stdout and "Downloading" not in r.stderr  # no tty
     assert OnnxEmbedder(installed(home)).dim == 384
@@ -308,7 +329,7 @@ def test_a_terminal_gets_a_progress_bar_in_megabytes(mirror: Mirror, home: Path)
     import pty
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
-    env |= {"BIGMIND_HOME": str(home)}
+    env |= {"BIGMIND_HOME": str(home), "BIGMIND_EMBED_PRECISION": "float"}
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         [str(BIGMIND), "model", "fetch", "--url", mirror.url],
@@ -388,6 +409,7 @@ def fetching(settings_for: Callable[[str], Settings], mirror: Mirror, **more: ob
     )
 
 
+@pytest.mark.timeout(180)  # quantising alone is ~2.5 s of CPU; 60+ s when busy
 async def test_the_server_downloads_the_model_on_its_first_start(
     mirror: Mirror, home: Path, settings_for: Callable[[str], Settings]
 ) -> None:
@@ -410,6 +432,8 @@ async def test_the_server_downloads_the_model_on_its_first_start(
             ready(rt)
             _text, data = await call(client, "memory_recall", query="how do releases ship")
             assert "semantic #1" in data["results"][0]["why"] and data["note"] is None
+            assert rt.semantic is not None
+            assert rt.semantic.status().model == "all-MiniLM-L6-v2-int8"  # made and run
     finally:
         rt.close()
     assert OnnxEmbedder(installed(home)).dim == 384
@@ -484,7 +508,7 @@ def test_a_model_an_older_version_exported_beside_the_database_is_found(
     os.symlink(model_dir, legacy)
     settings = Settings(db_path=db_path, offline=False, model_url=mirror.url)
     assert resolve_model_dir(settings) == legacy and auto_fetch_target(settings) is None
-    fetch_model(mirror.url, installed(home))
+    fetch_model(mirror.url, installed(home), int8=False)
     assert resolve_model_dir(settings) == installed(home)  # the cache comes first
     assert np.allclose(
         OnnxEmbedder(legacy).embed(["x"]), OnnxEmbedder(installed(home)).embed(["x"]), atol=1e-3

@@ -290,7 +290,7 @@ def test_vec_tables_live_in_the_database_file(sem_runtime: Runtime, backend: Bac
     for name in ("vec_fact", "vec_chunk", "vec_summary", "embeddings"):
         assert backend.table_exists(name), name
     row = backend.query("SELECT model, dim FROM embeddings")[0]
-    assert row == {"model": "all-MiniLM-L6-v2", "dim": 384}
+    assert row == {"model": "all-MiniLM-L6-v2-int8", "dim": 384}
 
 
 def test_vacuum_deletes_the_vectors_of_deleted_chunks(sem_runtime: Runtime) -> None:
@@ -318,7 +318,7 @@ async def test_health_and_stats_report_the_semantic_index(sem_settings: Settings
         ready(rt)
         text, data = await call(client, "memory_health_check")
         check = next(c for c in data["checks"] if c["name"] == "semantic index")
-        assert check["ok"] and "ready: all-MiniLM-L6-v2 (384 d); 1 vectors, 0 waiting" in text
+        assert check["ok"] and "ready: all-MiniLM-L6-v2-int8 (384 d); 1 vectors, 0 waiting" in text
         _text, data = await call(client, "memory_get_stats")
         assert data["semantic"]["vectors"] == 1 and data["semantic"]["state"] == "ready"
     rt.close()

@@ -466,7 +466,14 @@ def _user_counts(backend: AnyBackend, username: str) -> str:
 # -- embedder -------------------------------------------------------------------------------
 def check_embedder(settings: Settings, backend: AnyBackend | None, *, quick: bool) -> Check:
     """The configured model: found, and (unless ``quick``) loaded and embedding one text."""
-    from bigmind.search.embedder import ONNX_FILE, TOKENIZER_FILE, ModelMetadata, resolve_model_dir
+    from bigmind.search.embedder import (
+        ONNX_FILE,
+        TOKENIZER_FILE,
+        ModelMetadata,
+        model_id_of,
+        precision_of,
+        resolve_model_dir,
+    )
 
     model_dir = resolve_model_dir(settings)
     if model_dir is None:
@@ -486,7 +493,7 @@ def check_embedder(settings: Settings, backend: AnyBackend | None, *, quick: boo
                     f"{model_dir} has no {', '.join(missing)}; "
                     "re-create it with `bigmind model export`"
                 )
-            model_id, dim = meta.model_id, meta.dim
+            model_id, dim = model_id_of(meta, precision_of(settings, model_dir)), meta.dim
             detail = f"{model_id} ({dim} d) found at {model_dir}, not loaded (--quick)"
         else:
             model_id, dim, ms = _embed_one(settings)

