@@ -27,8 +27,10 @@ from mcpwire import StdioServer
 from seed import seed
 from textgen import TextGen
 
+from bigmind.search.embedder import FORMAT_VERSION
+
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = ROOT / ".cache" / "bigmind-tests" / "minilm-onnx-0.1.0-v1"
+DEFAULT_MODEL = ROOT / ".cache" / "bigmind-tests" / f"minilm-onnx-0.1.0-v{FORMAT_VERSION}"
 
 
 def percentile(values: Sequence[float], q: float) -> float:

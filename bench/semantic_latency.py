@@ -53,7 +53,7 @@ from smoke import progress
 from textgen import TextGen
 
 from bigmind.config import Settings
-from bigmind.search.embedder import OnnxEmbedder
+from bigmind.search.embedder import FORMAT_VERSION, OnnxEmbedder
 from bigmind.search.recall import Recall
 from bigmind.search.semantic import Semantic
 from bigmind.search.terms import terms_of
@@ -69,7 +69,7 @@ from bigmind.storage.connect import connect
 from bigmind.storage.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = ROOT / ".cache" / "bigmind-tests" / "minilm-onnx-0.1.0-v1"
+DEFAULT_MODEL = ROOT / ".cache" / "bigmind-tests" / f"minilm-onnx-0.1.0-v{FORMAT_VERSION}"
 USER = "bench"
 GOALS = {100_000: 20.0, 1_000_000: 100.0}  # hybrid search p95, ms
 FETCH = 50  # what Recall asks each list for (RankParams.fetch)
