@@ -547,6 +547,9 @@ def ann_figures(
             out["build_s"][kind] = round(time.perf_counter() - t, 1)
             progress(f"built in {out['build_s'][kind]} s")
     out["files_mb"] = round(vs.ann.nbytes() / 1e6, 1) if vs.ann else 0.0
+    if not folder.is_dir():  # every partition is smaller than --ann-min: nothing to time
+        out["skipped"] = f"no partition reaches --ann-min {args.ann_min}"
+        return out
     qfile = folder / "bench-queries.npy"
     np.save(qfile, np.stack(qvecs[:51]))
     starts = [start_once(path, folder, uid, qfile, args.ann_min) for _ in range(args.starts)]
@@ -707,7 +710,7 @@ def ann_rows(
     """The persisted index's rows (— where it was not measured)."""
 
     def a(fn: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
-        return lambda x: fn(x["ann"]) if "ann" in x else "—"
+        return lambda x: fn(x["ann"]) if "hybrid" in x.get("ann", {}) else "—"
 
     def start(x: dict[str, Any]) -> str:
         each = ", ".join(f"{s['searchable_s']:.2f}" for s in x["starts"])

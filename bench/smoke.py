@@ -55,7 +55,7 @@ def smoke_runs(db_path: Path, user: str) -> list[Smoke]:
     load = ["--backend", "sqlite", "--processes", "2", "--seconds", "1", "--preseed", "10"]
     pg = ["--rows", "2000", "--queries", "5", "--shared-buffers", ""]
     sem = ["--sizes", "500", "--sample", "10", "--queries", "5", "--recall-queries", "5",
-           "--throughput-texts", "0", "--workdir", str(db_path.parent), "--model", str(model)]  # fmt: skip
+           "--throughput-texts", "0", "--ann-min", "200", "--starts", "1", "--workdir", str(db_path.parent), "--model", str(model)]  # fmt: skip
     web = ["--db", str(db_path), "--user", user, "--runs", "1", "--port", str(free_port())]
     locomo = ["--data", str(locomo_data), "--method", "fts", "--conversations", "0",
               "--limit-questions", "5"]  # fmt: skip
