@@ -300,7 +300,8 @@ class VectorStore:
         part = self._partition(kind, owner, load_big=False, fresh=fresh)
         if part is not None:
             return [Neighbour(item, sim) for item, sim in part.nearest(query, k)]
-        # A big partition not loaded yet: ask the database (slower, same answer).
+        # A big partition not loaded yet: ask the database (sqlite-vec: exact; pgvector: its
+        # HNSW index, approximate: recall@10 0.72 at 200 k, 0.35 at 1 M; bench/README.md).
         found = self._sql_knn(kind, owner, query.astype("float32"), k)
         if not found:
             return []
