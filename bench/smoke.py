@@ -1,6 +1,6 @@
 """``bench/run.py --quick``'s second half: every other benchmark at a tiny size, each in its
 own process, so that none of them can rot. What needs PostgreSQL, the exported model or the
-LoCoMo data is skipped with the reason."""
+LoCoMo or codemem-dev data is skipped with the reason."""
 
 from __future__ import annotations
 
@@ -66,6 +66,10 @@ def smoke_runs(db_path: Path, user: str) -> list[Smoke]:
         "or set BIGMIND_BENCH_MODEL"
     )
     no_data = None if locomo_data.is_file() else f"no LoCoMo data at {locomo_data}"
+    codemem = BENCH_DIR.parent.parent / "shared" / "bench-data" / "codemem-dev"
+    judgement = ["--set", "codemem", "--size", "tiny", "--data", str(codemem),
+                 "--model", str(model)]  # fmt: skip
+    no_codemem = None if (codemem / "items.json").is_file() else f"no codemem-dev data at {codemem}"
     return [
         Smoke("load.py", load),
         Smoke("pg_scale.py", pg, no_pg),
@@ -73,6 +77,7 @@ def smoke_runs(db_path: Path, user: str) -> list[Smoke]:
         Smoke("web.py", web),
         Smoke("directory.py", ["--users", "20", "--topics", "10", "--facts", "100", "--runs", "1"]),
         Smoke("locomo.py", locomo, no_data),
+        Smoke("judgement.py", judgement, no_model or no_codemem),
     ]
 
 
