@@ -9,8 +9,8 @@ bench/results/latest.json. See bench/README.md for what each figure means.
 ``--quick`` is what CI runs after the tests, so that no benchmark can rot: this suite at a tiny
 size, then every other benchmark in this folder at a tiny size, each in its own process
 (``load.py``, ``pg_scale.py``, ``semantic_latency.py``, ``web.py``, ``locomo.py``,
-``judgement.py``). One that needs what is not there (PostgreSQL, the exported model, the LoCoMo or
-codemem-dev data) is skipped with a line that says why; one that fails makes the exit status 1. Its figures only show that it ran.
+``judgement.py``, ``curation.py``). One that needs what is not there (PostgreSQL, the exported
+model, the LoCoMo, codemem-dev or curation-dev data) is skipped with a line that says why; one that fails makes the exit status 1. Its figures only show that it ran.
 
 Over-MCP figures are taken with ``mcpwire.StdioServer``, a minimal synchronous
 JSON-RPC client on the server's stdin/stdout pipe: each latency is one request

@@ -1,6 +1,6 @@
 """``bench/run.py --quick``'s second half: every other benchmark at a tiny size, each in its
 own process, so that none of them can rot. What needs PostgreSQL, the exported model or the
-LoCoMo or codemem-dev data is skipped with the reason."""
+LoCoMo, codemem-dev or curation-dev data is skipped with the reason."""
 
 from __future__ import annotations
 
@@ -70,6 +70,9 @@ def smoke_runs(db_path: Path, user: str) -> list[Smoke]:
     judgement = ["--set", "codemem", "--size", "tiny", "--data", str(codemem),
                  "--model", str(model)]  # fmt: skip
     no_codemem = None if (codemem / "items.json").is_file() else f"no codemem-dev data at {codemem}"
+    curation_data = BENCH_DIR / "data" / "curation-dev" / "pairs.json"
+    curation = ["--size", "tiny", "--model", str(model)]
+    no_curation = None if curation_data.is_file() else f"no curation data at {curation_data}"
     return [
         Smoke("load.py", load),
         Smoke("pg_scale.py", pg, no_pg),
@@ -78,6 +81,7 @@ def smoke_runs(db_path: Path, user: str) -> list[Smoke]:
         Smoke("directory.py", ["--users", "20", "--topics", "10", "--facts", "100", "--runs", "1"]),
         Smoke("locomo.py", locomo, no_data),
         Smoke("judgement.py", judgement, no_model or no_codemem),
+        Smoke("curation.py", curation, no_model or no_curation),
     ]
 
 
