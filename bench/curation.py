@@ -195,6 +195,8 @@ class Seen:
     """What one question showed about one pair."""
 
     recall_ids: list[int] = field(default_factory=list)  # fact hits in order
+    recall_kinds: list[str] = field(default_factory=list)  # every hit's kind, in order
+    fact_ids: list[int] = field(default_factory=list)  # memory_recall(kinds=["fact"])
     recall_rivals: dict[int, list[int]] = field(default_factory=dict)  # hit id → rival ids
     recall_blocks: dict[int, list[str]] = field(default_factory=dict)
     packet_blocks: dict[int, list[str]] = field(default_factory=dict)
@@ -213,10 +215,15 @@ def ask(server: MemServer, sid: str, question: str) -> Seen:
     seen = Seen()
     rec, rec_text = call(server, "memory_recall", query=question, limit=LIMIT)
     for h in rec.get("results", []):
+        seen.recall_kinds.append(str(h.get("kind")))
         if h.get("kind") == "fact":
             seen.recall_ids.append(int(h["id"]))
             seen.recall_rivals[int(h["id"])] = [int(r["fact_id"]) for r in h.get("rivals") or []]
     seen.recall_blocks = blocks(rec_text)
+    # The same question for facts only: the order of the two facts, apart from how other kinds
+    # of memory (session summaries) crowd the first reply.
+    facts = server.call("memory_recall", query=question, limit=LIMIT, kinds=["fact"])
+    seen.fact_ids = [int(h["id"]) for h in facts.get("results", []) if h.get("kind") == "fact"]
     pk, pk_text = call(server, "memory_start_session", session_id=sid, focus=question)
     seen.packet_blocks = blocks(pk_text)
     seen.packet_tokens = int(pk.get("context_tokens") or 0)
@@ -305,6 +312,11 @@ def score_pair(
         row[f"{side}_reason"] = reason
         if reason is not None:
             h = hider(reason)
+            row[f"{side}_hider"] = {
+                "id": h,
+                "text": state.texts.get(h or 0),
+                "why": next((w for a, b, _k, w, _s in state.links if {a, b} == {h, f}), None),
+            }
             if h is None or h not in allowed.get(f, set()):
                 wrong.append(side)
     row["wrongly_hidden"] = wrong
@@ -320,6 +332,11 @@ def score_pair(
     r_n = seen.recall_ids.index(n) + 1 if n in seen.recall_ids else None
     row["recall_rank_older"], row["recall_rank_newer"] = r_o, r_n
     row["current_first"] = r_n is not None and (r_o is None or r_n < r_o)
+    f_o = seen.fact_ids.index(o) + 1 if o in seen.fact_ids else None
+    f_n = seen.fact_ids.index(n) + 1 if n in seen.fact_ids else None
+    row["facts_rank_older"], row["facts_rank_newer"] = f_o, f_n
+    row["current_first_facts"] = f_n is not None and (f_o is None or f_n < f_o)
+    row["recall_kinds"] = seen.recall_kinds
     o_rec_marked = (n in seen.recall_rivals.get(o, [])) or marked(seen.recall_blocks.get(o, []), n)
     n_rec_marked = (o in seen.recall_rivals.get(n, [])) or marked(seen.recall_blocks.get(n, []), o)
     o_pk, n_pk = seen.packet_blocks.get(o), seen.packet_blocks.get(n)
@@ -387,6 +404,10 @@ def figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             m = len(rep)
             f["current_first"] = rate(sum(r["current_first"] for r in rep), m)
             f["newer_at_1"] = rate(sum(r["recall_rank_newer"] == 1 for r in rep), m)
+            f["current_first_facts"] = rate(sum(r["current_first_facts"] for r in rep), m)
+            f["newer_at_1_facts"] = rate(sum(r["facts_rank_newer"] == 1 for r in rep), m)
+            shown = [r for r in rep if r["older_in_recall"] or r["older_in_packet"]]
+            f["stale_unmarked_of_shown"] = rate(sum(r["stale_unmarked"] for r in shown), len(shown))
             f["stale_unmarked"] = rate(sum(r["stale_unmarked"] for r in rep), m)
             f["stale_unmarked_recall"] = rate(sum(r["stale_unmarked_recall"] for r in rep), m)
             f["stale_unmarked_packet"] = rate(sum(r["stale_unmarked_packet"] for r in rep), m)
@@ -418,6 +439,7 @@ def figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 sum(bool({"supersedes", "merged"} & set(r["linked"])) for r in true_pairs),
                 len(true_pairs),
             )
+        f["recall_hit_kinds"] = dict(Counter(k for r in rs for k in r["recall_kinds"]))
         spent = [r["packet_lines"] for r in rs if r["packet_lines"]]
         f["packet_lines_marked_pairs"] = {
             "pairs": len(spent),
@@ -471,7 +493,11 @@ def table(result: dict[str, Any]) -> str:
         f"distinct facts wrongly hidden: {pct(result['distinct_wrongly_hidden'])}",
         f"replaces — newer ranked 1st in recall: {pct(a.get('newer_at_1'))}; "
         f"stale unmarked in recall {pct(a.get('stale_unmarked_recall'))}, "
-        f"in the packet {pct(a.get('stale_unmarked_packet'))}",
+        f"in the packet {pct(a.get('stale_unmarked_packet'))}; "
+        f"of the pairs whose older is shown {pct(a.get('stale_unmarked_of_shown'))}",
+        f"replaces, facts only (kinds=['fact']) — current first "
+        f"{pct(a.get('current_first_facts'))}, newer 1st {pct(a.get('newer_at_1_facts'))}",
+        f"kinds of memory_recall's hits: {a.get('recall_hit_kinds', {})}",
         f"duplicates kept wording: {a.get('kept', {})}",
         f"links made inside pairs: {a.get('linked', {})}; why: {a.get('whys', {})}",
         f"hidden, by reason: {a.get('reasons', {})}",
