@@ -298,7 +298,7 @@ def ask(
         top = hits[0]
         out["top"] = {"kind": top.get("kind"), "id": top.get("id"), "why": top.get("why"),
                       "text": str(top.get("text", ""))[:160]}  # fmt: skip
-    if hits and any("weak" in h for h in hits):
+    if any("weak" in h for h in hits):
         out["weak"] = [bool(h.get("weak")) for h in hits]
     if "nothing_relevant" in res:
         out["nothing_relevant"] = bool(res["nothing_relevant"])
@@ -403,20 +403,26 @@ def figures(
     return out
 
 
+def _first_weak(r: dict[str, Any]) -> bool | None:
+    """The first hit is marked weak (no hit at all counts as abstaining); None: no marks."""
+    if "weak" in r:
+        return bool(r["weak"][0])
+    return True if not r["kinds"] else None
+
+
 def own_abstain(answerable: list[dict[str, Any]], unans: list[dict[str, Any]]) -> dict[str, Any]:
-    """BigMind's own signals, when its results carry them: ``nothing_relevant``, and a first
-    hit marked ``weak``: the share of abstain questions it flags, and of answerable ones."""
+    """BigMind's own signals, when its results carry them (``nothing_relevant``; a first hit
+    marked ``weak``): the share of abstain questions it flags, and of answerable ones."""
     out: dict[str, Any] = {}
     signals: dict[str, Callable[[dict[str, Any]], bool | None]] = {
         "nothing_relevant": lambda r: r.get("nothing_relevant"),
-        "first_hit_weak": lambda r: (
-            (r["weak"][0] if r.get("weak") else None) if "weak" in r or not r["kinds"] else None
-        ),
+        "first_hit_weak": _first_weak,
     }
     for label, get in signals.items():
         f = [get(r) for r in unans]
         a = [get(r) for r in answerable]
-        if all(v is None for v in f + a):
+        marked = [r for r in unans + answerable if "weak" in r or "nothing_relevant" in r]
+        if not marked or all(v is None for v in f + a):
             continue
         out[label] = {
             "abstain_rate_f": sum(bool(v) for v in f) / len(f),
