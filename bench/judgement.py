@@ -21,6 +21,7 @@ background check deprecated. See bench/README.md, "Judgement".
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -182,12 +183,15 @@ def _locomo_corpora(path: Path) -> list[Corpus]:
 
 
 def tiny(corpora: list[Corpus]) -> list[Corpus]:
-    """One corpus, ≤ 60 memories, ≤ 8 questions: one question of each type first (its gold
-    kept), the newest sessions' items filling the rest, sessions in their order."""
+    """One corpus, ≤ 60 memories, ≤ 8 questions: one question of each type first (the parts
+    taking turns; its gold kept), the newest sessions' items filling the rest, in their order."""
     c = corpora[0]
-    chosen: list[Question] = []
-    for t in dict.fromkeys(q.type for q in c.questions):
-        chosen += [q for q in c.questions if q.type == t][:1]
+    firsts: dict[str, list[Question]] = {}  # per part, the first question of each type
+    for part, t in dict.fromkeys((q.part, q.type) for q in c.questions):
+        firsts.setdefault(part, []).append(
+            next(q for q in c.questions if (q.part, q.type) == (part, t))
+        )
+    chosen = [q for row in itertools.zip_longest(*firsts.values()) for q in row if q]
     chosen += [q for q in c.questions if q not in chosen]
     keep: set[str] = set()
     questions: list[Question] = []
@@ -294,7 +298,7 @@ def ask(
         top = hits[0]
         out["top"] = {"kind": top.get("kind"), "id": top.get("id"), "why": top.get("why"),
                       "text": str(top.get("text", ""))[:160]}  # fmt: skip
-    if hits and any("weak" in h for h in hits):
+    if any("weak" in h for h in hits):
         out["weak"] = [bool(h.get("weak")) for h in hits]
     if "nothing_relevant" in res:
         out["nothing_relevant"] = bool(res["nothing_relevant"])
@@ -399,20 +403,26 @@ def figures(
     return out
 
 
+def _first_weak(r: dict[str, Any]) -> bool | None:
+    """The first hit is marked weak (no hit at all counts as abstaining); None: no marks."""
+    if "weak" in r:
+        return bool(r["weak"][0])
+    return True if not r["kinds"] else None
+
+
 def own_abstain(answerable: list[dict[str, Any]], unans: list[dict[str, Any]]) -> dict[str, Any]:
-    """BigMind's own signals, when its results carry them: ``nothing_relevant``, and a first
-    hit marked ``weak``: the share of abstain questions it flags, and of answerable ones."""
+    """BigMind's own signals, when its results carry them (``nothing_relevant``; a first hit
+    marked ``weak``): the share of abstain questions it flags, and of answerable ones."""
     out: dict[str, Any] = {}
     signals: dict[str, Callable[[dict[str, Any]], bool | None]] = {
         "nothing_relevant": lambda r: r.get("nothing_relevant"),
-        "first_hit_weak": lambda r: (
-            (r["weak"][0] if r.get("weak") else None) if "weak" in r or not r["kinds"] else None
-        ),
+        "first_hit_weak": _first_weak,
     }
     for label, get in signals.items():
         f = [get(r) for r in unans]
         a = [get(r) for r in answerable]
-        if all(v is None for v in f + a):
+        marked = [r for r in unans + answerable if "weak" in r or "nothing_relevant" in r]
+        if not marked or all(v is None for v in f + a):
             continue
         out[label] = {
             "abstain_rate_f": sum(bool(v) for v in f) / len(f),
@@ -479,16 +489,32 @@ def table(name: str, result: dict[str, Any]) -> str:
 
 
 # -- compare ---------------------------------------------------------------------------------
-def compare(a_path: Path, b_path: Path) -> str:
+def _side(spec: str) -> tuple[Path, str | None]:
+    """'FILE' or 'FILE:SYSTEM' (one system of that file, e.g. run.json:minilm)."""
+    path, _, system = spec.rpartition(":")
+    if path and system and not Path(spec).exists():
+        return Path(path), system
+    return Path(spec), None
+
+
+def compare(a_spec: str, b_spec: str) -> str:
+    """Per set, part, type and system: the paired difference B - A of R@5 and MRR over the
+    questions both answered, with its bootstrap CI. ``FILE:SYSTEM`` pairs one system of a file
+    with one of another (or the same) file: ``run.json:minilm run.json:bigmind``."""
+    (a_path, a_sys), (b_path, b_sys) = _side(a_spec), _side(b_spec)
     a, b = (json.loads(p.read_text()) for p in (a_path, b_path))
-    lines = [f"paired differences, B - A (A = {a_path}, B = {b_path}); 95 % bootstrap CI",
+    lines = [f"paired differences, B - A (A = {a_spec}, B = {b_spec}); 95 % bootstrap CI",
              "", "| set | part | type | system | n | ΔR@5 [CI] | ΔMRR [CI] |", "|---|---|---|---|---:|---|---|"]  # fmt: skip
     for name, sa in a["sets"].items():
         sb = b["sets"].get(name)
         if not sb:
             continue
         for system, rows_a in sa["per_question"].items():
-            rows_b = {(r["corpus"], r["qid"]): r for r in sb["per_question"].get(system, [])}
+            if a_sys and system != a_sys:
+                continue
+            other = b_sys or system
+            label = system if other == system else f"{other} − {system}"
+            rows_b = {(r["corpus"], r["qid"]): r for r in sb["per_question"].get(other, [])}
             pairs = [(r, rows_b[(r["corpus"], r["qid"])]) for r in rows_a
                      if "scores" in r and (r["corpus"], r["qid"]) in rows_b]  # fmt: skip
             for part in dict.fromkeys(r["part"] for r, _ in pairs):
@@ -501,7 +527,7 @@ def compare(a_path: Path, b_path: Path) -> str:
                             [x["scores"][m] for x, _ in sel], [y["scores"][m] for _, y in sel]
                         )
                         cells.append(f"{d['diff']:+.3f} [{d['ci'][0]:+.2f}, {d['ci'][1]:+.2f}]")
-                    lines.append(f"| {name} | {part or '—'} | {t} | {system} | {len(sel)} | {cells[0]} | {cells[1]} |")  # fmt: skip
+                    lines.append(f"| {name} | {part or '—'} | {t} | {label} | {len(sel)} | {cells[0]} | {cells[1]} |")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -554,7 +580,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--also-mode", action="append", default=[], choices=["keyword", "semantic", "facts"]
     )
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for the servers")
-    ap.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
+    ap.add_argument(
+        "--compare", nargs=2, metavar=("A", "B"), help="two JSON files (FILE or FILE:SYSTEM)"
+    )
     args = ap.parse_args(argv)
     if args.compare:
         print(compare(*args.compare))
