@@ -3,7 +3,8 @@ backends, through a real MCP client where tools are involved).
 
 - Conflicting facts are linked and shown together, marked ⚠️, newest first, with the call that
   settles them: in memory_get_context, memory_recall, memory_search_facts and the facts page.
-- A fact that says it replaces another retires it (hidden unless asked for, marked).
+- A fact that says it updates another is linked to it, never hides it: the older is marked
+  "updated by" and comes after the newer in search; the packet shows the newer alone.
 - A paraphrase written before the model is ready is merged once it is, and the merge is told
   in the next reply and in memory_diff_sessions.
 """
@@ -113,7 +114,9 @@ async def test_several_rivals_come_newest_first(sem_runtime: Runtime) -> None:
 
 
 # -- supersedes -----------------------------------------------------------------------------------
-async def test_a_fact_that_says_it_replaces_another_hides_it(sem_runtime: Runtime) -> None:
+async def test_a_fact_that_says_it_updates_another_marks_it_and_comes_first(
+    sem_runtime: Runtime,
+) -> None:
     rt = sem_runtime
     async with Client(build_server(rt.settings, rt)) as client:
         ready(rt)
@@ -121,33 +124,27 @@ async def test_a_fact_that_says_it_replaces_another_hides_it(sem_runtime: Runtim
         new = await store(client, PG16)
         ready(rt)
         packet, _ = await call(client, "memory_get_context")
-        assert f"Fact #{new} supersedes #{old}" in packet  # told once
+        assert f"Fact #{new} looks like an update of #{old}" in packet  # told once
         packet, _ = await call(client, "memory_get_context")
-        assert PG16 in packet and PG14 not in packet
-        _, data = await call(
+        assert PG16 in packet and PG14 not in packet  # one line for the pair
+        assert f"↪️ updates #{old}" in packet
+        text, data = await call(
             client, "memory_search_facts", query="alpha database PostgreSQL version"
         )
-        assert [r["id"] for r in data["results"]] == [new]
-        text, data = await call(
-            client,
-            "memory_search_facts",
-            query="alpha database PostgreSQL version",
-            include_deprecated=True,
-        )
+        assert [r["id"] for r in data["results"]] == [new, old]  # what is current first
         hits = by_id(data["results"])
-        assert hits[old]["deprecated"] and hits[old]["rivals"][0]["relation"] == "superseded_by"
-        assert f"↪️ superseded by #{new}" in text
+        assert not hits[old]["deprecated"]  # a guess never hides a fact
+        assert hits[old]["rivals"][0]["relation"] == "superseded_by"
+        assert f"↪️ updated by #{new}" in text and f"updated by #{new}" in hits[old]["why"]
+        # A search that finds only the older brings its update along, first.
+        _, data = await call(client, "memory_search_facts", query="PostgreSQL 14", limit=1)
+        assert [r["id"] for r in data["results"]] == [new]
 
         page = webdata.facts(rt.store, None, status="all").rows.items
         rows = {r.fact.id: r for r in page}
-        assert rows[old].fact.deprecation_reason == f"superseded by #{new}"
+        assert not rows[old].fact.deprecated
         assert [(r.relation, r.fact_id) for r in rows[old].rivals] == [("superseded_by", new)]
         assert [(r.relation, r.fact_id) for r in rows[new].rivals] == [("supersedes", old)]
-
-        # Restoring the older fact undoes the supersession.
-        rt.store.restore_fact(old)
-        rows = {r.fact.id: r for r in webdata.facts(rt.store, None, status="all").rows.items}
-        assert rows[old].rivals == () and rows[new].rivals == ()
 
 
 # -- dedup that does not depend on timing --------------------------------------------------------
@@ -189,20 +186,20 @@ async def test_a_paraphrase_written_before_the_model_is_ready_is_merged_and_told
             gate.set()  # the model is ready: the background embedder checks what it missed
             ready(rt)
             packet, data = await call(client, "memory_get_context")
-            assert f"Merged duplicate fact #{second} into #{first}" in packet
-            assert data["shown"]["facts"] == 1 and PYTEST in packet
+            # The newer wording is kept: the older says no more.
+            assert f"Merged duplicate fact #{first} into #{second}" in packet
+            assert data["shown"]["facts"] == 1 and PYTEST_AGAIN in packet
             again, _ = await call(client, "memory_get_context")
-            assert "Merged duplicate" not in again and PYTEST_AGAIN not in again  # told once
+            assert "Merged duplicate" not in again and PYTEST not in again  # told once
             diff, data = await call(
                 client, "memory_diff_sessions", since_session_id=started["session_id"]
             )
-            assert "Duplicates merged (1)" in diff and f"→ merged into #{first}" in diff
-            # The kept fact takes the merged-away fact's files.
-            assert gotchas.of_facts(rt.store, [first]) == {first: ["pyproject.toml"]}
+            assert "Duplicates merged (1)" in diff and f"→ merged into #{second}" in diff
+            assert gotchas.of_facts(rt.store, [second]) == {second: ["pyproject.toml"]}
     finally:
         rt.close()
-    kept, gone = rt_store_facts(sem_settings, first, second)
-    assert gone.deprecated and gone.deprecation_reason == f"merged into #{first}"
+    kept, gone = rt_store_facts(sem_settings, second, first)
+    assert gone.deprecated and gone.deprecation_reason == f"merged into #{second}"
     assert kept.importance == 8 and kept.access_count == uses[first] + uses[second]
     # Provenance of both: the kept fact had no session and takes the other's; the merged-away
     # fact keeps its own.
@@ -239,11 +236,12 @@ def test_facts_of_a_server_without_model_are_checked_by_the_next(sem_settings: S
     try:
         sem = ready(rt)
         told = rt.notices()
-        assert any(f"Merged duplicate fact #{ids[3]} into #{ids[0]}" in t for t in told)
+        # The newer wording is kept (the older says no more).
+        assert any(f"Merged duplicate fact #{ids[0]} into #{ids[3]}" in t for t in told)
         assert any(f"Fact #{ids[4]}" in t and f"conflicts with #{ids[1]}" in t for t in told)
-        assert any(f"Fact #{ids[5]} supersedes #{ids[2]}" in t for t in told)
+        assert any(f"Fact #{ids[5]} looks like an update of #{ids[2]}" in t for t in told)
         active = {f.id for f in rt.store.top_facts(10)}
-        assert active == {ids[0], ids[1], ids[4], ids[5]}
+        assert active == {ids[1], ids[2], ids[3], ids[4], ids[5]}
         assert rt.store.links.count("conflict") == 1
         # Idempotent: nothing is left to check, and checking again changes nothing.
         assert dedup.check_pending(rt.store, sem) == dedup.CheckPass(0, [], False)
@@ -342,12 +340,12 @@ async def test_over_stdio_a_process_without_the_model_is_checked_by_the_next(
                 if "Duplicates merged" in diff and "Conflicts found" in diff:
                     break
                 await anyio.sleep(0.1)
-            assert f"#{ids[2]} {PYTEST_AGAIN} → merged into #{ids[0]}" in diff, diff
+            assert f"#{ids[0]} {PYTEST} → merged into #{ids[2]}" in diff, diff
             assert f"⚠️ #{ids[3]} {RABBIT} conflicts with #{ids[1]}" in diff
             r = await s.call_tool("memory_recall", {"query": "which broker do payments use"})
             text = r.content[0].text
             assert "Since the last reply (memory upkeep)" in text
-            assert f"Merged duplicate fact #{ids[2]} into #{ids[0]}" in text
+            assert f"Merged duplicate fact #{ids[0]} into #{ids[2]}" in text
             results = by_id((r.structured_content or {})["results"])
             assert [x["fact_id"] for x in results[ids[1]]["rivals"]] == [ids[3]]
             assert f"⚠️ conflicts with #{ids[3]} (newer" in text

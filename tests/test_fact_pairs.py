@@ -65,12 +65,15 @@ def test_the_labelled_set_is_big_enough() -> None:
     assert {"switched", "antonym", "value"} <= cues
 
 
-# (split, decision): (precision floor, recall floor)
+# (split, decision): (precision floor, recall floor). A merge hides a fact, so it must be near
+# certain on real data (bench/data/curation-dev): below cosine 0.95 two facts merge only when
+# they also share most words, which leaves some of these written paraphrases as two facts
+# (recall 0.86 → 0.78) and stops every false merge of the real set (6 → 0).
 FLOORS = {
-    ("all", "duplicate"): (0.97, 0.82),
+    ("all", "duplicate"): (0.97, 0.76),
     ("all", "contradiction"): (0.93, 0.95),
     ("all", "supersedes"): (0.95, 0.95),
-    ("held-out", "duplicate"): (0.95, 0.80),
+    ("held-out", "duplicate"): (0.95, 0.70),
     ("held-out", "contradiction"): (0.88, 0.88),
 }
 
@@ -153,8 +156,12 @@ def test_a_swap_at_the_start_is_another_subject_and_later_another_value() -> Non
     )
     # One word swapped after the same subject is a conflict even when the words are far apart.
     assert judge("Payments use RabbitMQ", "Payments use Kafka", 0.66).kind == CONFLICT
-    # …and a near-synonym swap is the same claim.
-    assert judge("The user wants pytest", "The user prefers pytest", 0.95).kind == DUPLICATE
+    # Very close, a swap may be a synonym or another value, and no rule tells which: both facts
+    # stay, unlinked, never merged (a merge hid one of two real release days).
+    assert judge("The user wants pytest", "The user prefers pytest", 0.95).kind is None
+    assert judge("We release on Tuesdays", "We release on Thursdays", 0.95).kind is None
+    # …but a shortening or an abbreviation of the same name is the same claim.
+    assert judge("The shop runs PostgreSQL", "The shop runs Postgres", 0.95).kind == DUPLICATE
 
 
 def test_a_replacement_must_name_what_the_older_fact_asserts() -> None:

@@ -34,9 +34,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-DUPLICATE_AT = 0.85  # cosine at or above which two facts with the same claims are one fact
+DUPLICATE_AT = 0.85  # cosine at or above which two facts with the same claims are one fact…
+DUPLICATE_WORDS = 0.6  # …when they also share this share of the shorter one's content words…
+IDENTICAL_AT = 0.95  # …or are this close
 CONFLICT_AT = 0.75  # cosine at or above which a contradiction cue makes two facts rivals
-REPLACES_AT = 0.60  # an explicit "X was replaced by Y" naming the older's X counts from here
+REPLACES_AT = 0.60  # an update of one named value ("PostgreSQL 15" → "16") counts from here
+EXPLICIT_AT = 0.45  # an explicit "X was replaced by Y" naming the older's X counts from here
+POLARITY_SLACK = 2  # other words two texts may differ by for a negation to contradict
 SLOT_SAME_AT = 0.92  # one swapped span: the same claim only if the swap is a near-synonym
 SLOT_MAX = 3  # words in a swapped span
 
@@ -96,6 +100,14 @@ _REJECTS: tuple[tuple[re.Pattern[str], bool], ...] = (
         True,
     ),
     (re.compile(rf"\breplace[sd]? {_SPAN} (?:with|by)\b"), True),
+    (re.compile(rf"\brenamed? {_SPAN} (?:to|as|into)\b"), True),
+    (
+        re.compile(
+            rf"(?:^|[,.;:] ?){_SPAN} (?:is |are |was |were |has been |have been |got )?"
+            r"renamed (?:to|as|into)\b"
+        ),
+        True,
+    ),
     (
         re.compile(
             rf"(?:^|[,.;:] ?){_SPAN} (?:is |are |was |were |has been |have been |got |gets |"
@@ -107,9 +119,35 @@ _REJECTS: tuple[tuple[re.Pattern[str], bool], ...] = (
 # "X … in favour of Y" rejects what precedes.
 _IN_FAVOUR = re.compile(rf"(?:^|[,.;:] ?){_SPAN} (?:\w+ )?in favou?r of\b")
 _NO_LONGER = re.compile(r"\bno longer\b|\bnot [^.;]*\b(?:anymore|any more|any longer)\b")
+# What "no longer …" says has stopped: the words after it, up to the end of the clause.
+_NO_LONGER_WHAT = re.compile(
+    rf"\bno longer {_SPAN}{_END}|\bnot ([^.;]*?) (?:anymore|any more|any longer)\b"
+)
+# A reference to a record, not a value: #123, gh-123, PR 123, issue 123, (ABC-123).
+_REF = re.compile(r"(?:#|\bgh-|\b(?:pr|issue|bug|ticket|pull request)s? ?#?)(\d+)\b")
+# Where a thing is in its life: added (0), deprecated (1), removed (2). A newer text at a later
+# stage of the same subject is an update ("Deprecate --egg" → "Removed the deprecated --egg").
+_STAGES = {
+    **dict.fromkeys("add added adds adding introduce introduced introduces".split(), 0),  # noqa: SIM905
+    **dict.fromkeys(
+        ["deprecate", "deprecated", "deprecates", "deprecating", "deprecation", "deprecations"],
+        1,
+    ),
+    **dict.fromkeys(
+        """remove removed removes removing removal drop dropped drops dropping disallow
+disallowed disallows delete deleted deletes""".split(),  # noqa: SIM905
+        2,
+    ),
+}
+# A leading release label ("9.1.0 change:", "v2.3 bug fix:"): where the memory came from.
+_LABEL = re.compile(r"^\s*v?\d+(?:\.\w+)*\s+[a-z][a-z /-]{0,24}:\s")
+# Words that sit between a thing and its number without naming the thing ("Python version 3").
+_SLOT_SKIP = frozenset(
+    "version versions v release releases to from at least most of".split()  # noqa: SIM905
+)
 _UPDATED = re.compile(
-    r"\b(?:upgraded|updated|bumped|downgraded|raised|lowered|increased|decreased|reduced|"
-    r"moved|changed|now)\b"
+    r"\b(?:upgrade[ds]?|update[ds]?|bump(?:ed|s)?|downgrade[ds]?|raise[ds]?|lower(?:ed|s)?|"
+    r"increase[ds]?|decrease[ds]?|reduced|moved|changed|switched|migrated|renamed|now)\b"
 )
 
 
@@ -138,11 +176,15 @@ class Claims:
 
     words: tuple[str, ...]  # content words, stemmed, in order (numbers excluded)
     raw: frozenset[str]  # every word as written (lower case), for opposites
-    numbers: frozenset[str]
+    numbers: frozenset[str]  # values stated (references and a leading release label excluded)
+    slots: frozenset[tuple[str, str]]  # (the word a number belongs to, the number)
+    refs: frozenset[str]  # the records it cites (#123, gh-123): which change it is about
     negations: int  # outside contrast phrases
     rejected: frozenset[str]  # stems of what contrast or replacement phrases reject
     replaces: bool  # a replacement phrase names what it replaces
     no_longer: bool  # "no longer", "not … anymore", "stopped", "used to"
+    stopped: frozenset[str]  # stems of what "no longer …" says has stopped
+    stage: int | None  # the latest life stage it names (:data:`_STAGES`), if any
     updated: bool  # an update verb (upgraded, bumped, moved…)
 
     @property
@@ -156,6 +198,10 @@ class Claims:
 def claims_of(text: str) -> Claims:
     low = " ".join(text.lower().replace("’", "'").replace("n't", " not").split())
     low = low.replace("cannot", "can not")
+    label = _LABEL.match(low)
+    body_from = label.end() if label else 0
+    refs = frozenset(m.group(1) for m in _REF.finditer(low))
+    ref_spans = [m.span(1) for m in _REF.finditer(low)]
     rejected: set[str] = set()
     replaces = False
     contrast_spans: list[tuple[int, int]] = []
@@ -168,11 +214,18 @@ def claims_of(text: str) -> Claims:
         rejected |= _content_stems(m.group(1))
         replaces = True
     no_longer = bool(_NO_LONGER.search(low))
+    stopped: set[str] = set()
+    for m in _NO_LONGER_WHAT.finditer(low):
+        stopped |= _content_stems(m.group(1) or m.group(2) or "")
     negations = 0
     words: list[str] = []
     numbers: set[str] = set()
+    slots: set[tuple[str, str]] = set()
+    last_word = ""  # the content word a following number belongs to
     for m in _TOKEN.finditer(low):
         tok = m.group(0)
+        if m.start() < body_from or any(a <= m.start() < b for a, b in ref_spans):
+            continue
         inside = any(a <= m.start() < b for a, b in contrast_spans)
         if tok in _NEGATORS:
             if not inside:
@@ -181,17 +234,25 @@ def claims_of(text: str) -> Claims:
         num = _number(tok)
         if num is not None:
             numbers.add(num)
+            if last_word:
+                slots.add((last_word, num))
             continue
         if tok not in _STOP:
             words.append(_stem(tok))
+        if tok not in _STOP and tok not in _SLOT_SKIP:
+            last_word = _stem(tok)
     return Claims(
         tuple(words),
         frozenset(_TOKEN.findall(low)),
         frozenset(numbers),
+        frozenset(slots),
+        refs,
         negations,
         frozenset(rejected),
         replaces,
         no_longer,
+        frozenset(stopped),
+        max((_STAGES[w] for w in _TOKEN.findall(low[body_from:]) if w in _STAGES), default=None),
         bool(_UPDATED.search(low)),
     )
 
@@ -262,42 +323,129 @@ NONE = Verdict(None, "")
 def judge(older: str, newer: str, similarity: float) -> Verdict:
     """How the fact ``newer`` (stored after ``older``) relates to ``older``, given the cosine
     similarity of their embeddings."""
-    if similarity < REPLACES_AT:
+    if similarity < EXPLICIT_AT:
         return NONE
     a, b = claims_of(older), claims_of(newer)
     # The newer fact names what it replaces, and the older one asserts it.
     if b.replaces and b.rejected & a.asserted and not a.rejected >= b.rejected:
         return Verdict(SUPERSEDES, "replaces " + ", ".join(sorted(b.rejected & a.asserted)))
+    if similarity < REPLACES_AT:
+        return NONE
+    # Each cites its own record (#123, #456): two changes, however alike their words — never
+    # one fact twice, nor one value said two ways; only its words can make one an update.
+    records = bool(a.refs and b.refs and not a.refs & b.refs)
+    changed = _changed_slots(a, b)
+    if not changed and not records and a.numbers and b.numbers and a.numbers != b.numbers:
+        changed = _numbers(a, b)  # values not tied to one word ("Node.js version … 18" / "20")
+    # One named value changed and the newer says it is an update ("upgraded … to 16").
+    if changed and b.updated:
+        return Verdict(SUPERSEDES, "updated: " + changed)
+    # The same subject at a later stage of its life (deprecated → removed).
+    if a.stage is not None and b.stage is not None and b.stage > a.stage and _overlap(a, b) >= 0.5:
+        names = {0: "added", 1: "deprecated", 2: "removed"}
+        return Verdict(SUPERSEDES, f"{names[a.stage]} → {names[b.stage]}")
     swap = swapped_span(a, b)
     opposites = _antonym_flips(a, b)
     # One word swapped after the same subject, nothing else changed: two values of one slot,
     # however unrelated the embedding finds the words (Kafka / RabbitMQ: 0.66).
     one_word = swap is not None and not swap.at_start and len(swap.old) == len(swap.new) == 1
     if similarity < CONFLICT_AT:
-        if one_word and not opposites and a.numbers == b.numbers:
+        if one_word and not opposites and a.numbers == b.numbers and not records:
             assert swap is not None
-            return Verdict(CONFLICT, _swap_why(swap))
+            return Verdict(SUPERSEDES if _says_now(b, a) else CONFLICT, _swap_why(swap))
         return NONE
-    numbers_differ = bool(a.numbers and b.numbers and a.numbers != b.numbers)
-    negation = (a.negations - b.negations) % 2
-    if b.no_longer and not a.no_longer:
+    # "no longer X" where the older says X.
+    if b.no_longer and not a.no_longer and _stops(b, a):
         return Verdict(SUPERSEDES, "no longer")
-    if b.updated and not a.updated and numbers_differ:
-        return Verdict(SUPERSEDES, "updated: " + _numbers(a, b))
+    if records:
+        return NONE
     rejects = (a.rejected & b.asserted) | (b.rejected & a.asserted)
     if rejects:
         return Verdict(CONFLICT, "rejects " + ", ".join(sorted(rejects)))
-    if (negation + opposites) % 2:
+    negation = (a.negations - b.negations) % 2
+    if (negation + opposites) % 2 and _only_polarity(a, b):
         return Verdict(CONFLICT, "negation" if negation else "opposites")
-    if numbers_differ:
-        return Verdict(CONFLICT, "numbers differ: " + _numbers(a, b))
-    if swap is not None and similarity < SLOT_SAME_AT and not opposites:
-        # The same sentence with one span swapped: other subjects are other facts; the same
-        # subject with another value is a contradiction.
-        return NONE if swap.at_start else Verdict(CONFLICT, _swap_why(swap))
-    if similarity >= DUPLICATE_AT:
+    if changed:
+        return Verdict(CONFLICT, "numbers differ: " + changed)
+    if swap is not None and not opposites and not _same_word(swap):
+        # The same sentence with one span swapped. Another subject (a swap at the start) is
+        # another fact; the same subject with another value is a contradiction, or an update
+        # when the newer says so. Very close, a swap after the subject may be a synonym (stay /
+        # stored) or another value (Tuesday / Thursday): no rule tells which, so both stay,
+        # unlinked — never merged.
+        if not swap.at_start:
+            if similarity >= SLOT_SAME_AT:
+                return NONE
+            return Verdict(SUPERSEDES if _says_now(b, a) else CONFLICT, _swap_why(swap))
+        if similarity < SLOT_SAME_AT:
+            return NONE
+    # One fact twice: very close in meaning, and (below near-identical) in words too — two
+    # short notes of one project are often this close in meaning alone.
+    close = similarity >= IDENTICAL_AT or _overlap(a, b) >= DUPLICATE_WORDS
+    if similarity >= DUPLICATE_AT and close and not (negation + opposites) % 2:
         return Verdict(DUPLICATE, "same claim")
     return NONE
+
+
+def _changed_slots(a: Claims, b: Claims) -> str:
+    """The named values the two texts give differently ("postgresql 15 → 16"), '' if none."""
+    va: dict[str, set[str]] = {}
+    vb: dict[str, set[str]] = {}
+    for word, num in a.slots:
+        va.setdefault(word, set()).add(num)
+    for word, num in b.slots:
+        vb.setdefault(word, set()).add(num)
+    out = [
+        f"{w} {', '.join(sorted(va[w]))} → {', '.join(sorted(vb[w]))}"
+        for w in sorted(va.keys() & vb.keys())
+        if va[w] != vb[w]
+    ]
+    return "; ".join(out)
+
+
+def _overlap(a: Claims, b: Claims) -> float:
+    """The share of the shorter text's content words the other has (life-stage words aside)."""
+    x = {w for w in a.words if w not in _STAGES}
+    y = {w for w in b.words if w not in _STAGES}
+    return len(x & y) / max(1, min(len(x), len(y)))
+
+
+def _stops(b: Claims, a: Claims) -> bool:
+    """Whether what ``b`` says has stopped is what ``a`` asserts (most of its words)."""
+    if not b.stopped:
+        return False
+    return len(b.stopped & a.asserted) * 2 >= len(b.stopped)
+
+
+def _says_now(b: Claims, a: Claims) -> bool:
+    """Whether the newer text words itself as a change ("… is main now", "switched to …")."""
+    return b.updated and not a.updated
+
+
+def _only_polarity(a: Claims, b: Claims) -> bool:
+    """Whether the texts differ by little but their polarity: at most :data:`POLARITY_SLACK`
+    content words besides opposite pairs ("runs automatically on / manually before deploy").
+    A negation in a reworded rule ("keep secrets out of the repo" / "never commit secrets")
+    says the same thing another way."""
+    x = set(a.raw) - _STOP - _NEGATORS
+    y = set(b.raw) - _STOP - _NEGATORS
+    differ = x ^ y
+    for w in x - y:
+        flipped = {o for o in _opposites(w) if o in y}
+        if flipped:
+            differ -= flipped | {w}
+    return len(differ) <= POLARITY_SLACK
+
+
+def _same_word(swap: Swap) -> bool:
+    """Whether the swapped spans name one thing: one an abbreviation or a shortening of the
+    other (Postgres / PostgreSQL, k8s-style initials)."""
+    old, new = " ".join(swap.old), " ".join(swap.new)
+    short, long = sorted((old.replace(" ", ""), new.replace(" ", "")), key=len)
+    if len(short) >= 4 and long.startswith(short):
+        return True
+    initials = "".join(w[0] for w in (swap.old if len(old) > len(new) else swap.new))
+    return len(initials) > 1 and short == initials
 
 
 def _swap_why(swap: Swap) -> str:

@@ -184,7 +184,8 @@ def build_context(
     fact_sec = _Section(
         f"### 🗂️ Stored facts ({DATA}{relevant})", tier1 if not sessions else int(tier1 * 0.55)
     )
-    notes = rivals.notes_of(store, facts)
+    view = rivals.for_packet(store, facts)
+    facts, notes = view.facts, view.notes
     for f in facts:
         if not fact_sec.add(_fact_line(f, notes)):
             break

@@ -4,11 +4,14 @@ Every fact is checked once against its nearest active facts (:func:`candidates`)
 relation of each pair comes from :func:`bigmind.memory.claims.judge` (the embedding's cosine
 similarity read together with the words it blurs: negations, numbers, replacements):
 
-- **duplicate** — the same claim in other words: the two are merged, keeping the better
-  wording (:func:`wording_rank`).
+- **duplicate** — the same claim in other words: the two are merged, keeping the newer
+  wording unless the older says strictly more (:func:`_keeper`); the merged-away fact stays,
+  deprecated ("merged into #N"), restorable in one call.
 - **supersedes** — the newer fact says it replaces the older ("we upgraded it to PostgreSQL
-  16", "instead of Jenkins", "no longer"): linked, and the older one deprecated ("superseded
-  by #N"), so it leaves the packet and search (``include_deprecated`` still finds it).
+  16", "instead of Jenkins", "no longer"): linked, never hidden — a guess from the words. The
+  older is marked "updated by #N" wherever it is shown and comes after the newer; the packet
+  shows the newer alone (:mod:`bigmind.memory.rivals`). The agent retires it for good with
+  one call (or says so at once: ``memory_store_fact(replaces=…)``).
 - **conflict** — the two contradict each other and neither says it is the newer truth: both
   stay, linked; wherever one is shown its rival is shown with it (:mod:`bigmind.memory.rivals`).
 
@@ -18,8 +21,8 @@ embeds (``Runtime`` hooks it in): moments after the write in a server whose mode
 later for facts written before it was (the first second of a process, a process that never
 loads the model, the CLI, an import). Embedding the fact is most of what the check costs, so
 the write answers without it. The outcomes are reported in the user's next replies and in
-memory_diff_sessions. A merge keeps the best
-wording, and the provenance and usage of both: uses added up, the higher importance and
+memory_diff_sessions. A merge keeps the newer
+wording (unless the older says more), and the provenance and usage of both: uses added up, the higher importance and
 confidence, the merged-away fact kept as deprecated ("merged into #N") with its session.
 """
 
@@ -63,8 +66,9 @@ class Outcome:
             )
         if self.kind == SUPERSEDES:
             return (
-                f"↪️ Fact #{a.id} supersedes #{b.id} ({self.why}): {quote(a.fact)} — #{b.id} "
-                f"{quote(b.fact)} is deprecated and hidden from context and search."
+                f"↪️ Fact #{a.id} looks like an update of #{b.id} ({self.why}): {quote(a.fact)} —"
+                f" #{b.id} {quote(b.fact)} is kept, marked and shown after it. If #{b.id} is"
+                f' no longer true: memory_deprecate_fact({b.id}, reason="replaced by #{a.id}").'
             )
         older, newer = sorted((a, b), key=lambda f: f.id)
         return (
@@ -81,14 +85,6 @@ class Near:
     fact: Fact
     similarity: float
     verdict: Verdict
-
-
-def wording_rank(confidence: float, text: str) -> tuple[float, int]:
-    """Which of two wordings of one fact to keep: the more confident, then the more specific
-    (more distinct content words and numbers; filler words do not count); the older one on
-    a tie."""
-    c = claims_of(text)
-    return (confidence, len(set(c.words)) + len(c.numbers))
 
 
 def candidates(
@@ -214,12 +210,12 @@ def _act(store: Store, tx: Tx, fact: Fact, near: Sequence[Near], ts: str) -> lis
             out.append(Outcome("merged", keep, lose, n.similarity, n.verdict.why))
             if lose.id == fact.id:
                 break  # this fact is gone: its other neighbours are the keeper's
-        elif kind == SUPERSEDES:
-            store.deprecate_in(tx, older.id, f"superseded by #{newer.id}", ts)
-            store.links.add(tx, newer.id, older.id, SUPERSEDES, n.verdict.why, n.similarity, ts)
+        elif kind == SUPERSEDES and store.links.add(
+            tx, newer.id, older.id, SUPERSEDES, n.verdict.why, n.similarity, ts
+        ):
+            # A guess from the words: linked and marked, the older never hidden (the agent
+            # retires it with one call, or memory_store_fact(replaces=…) says so at once).
             out.append(Outcome(SUPERSEDES, newer, older, n.similarity, n.verdict.why))
-            if older.id == fact.id:
-                break
         elif kind == CONFLICT and store.links.add(
             tx, newer.id, older.id, CONFLICT, n.verdict.why, n.similarity, ts
         ):
@@ -228,11 +224,20 @@ def _act(store: Store, tx: Tx, fact: Fact, near: Sequence[Near], ts: str) -> lis
 
 
 def _keeper(a: Fact, b: Fact) -> tuple[Fact, Fact]:
-    """(the fact to keep, the one merged into it): the best wording, the older on a tie."""
-    ra, rb = wording_rank(a.confidence, a.fact), wording_rank(b.confidence, b.fact)
-    if ra == rb:
-        return (a, b) if a.id < b.id else (b, a)
-    return (a, b) if ra > rb else (b, a)
+    """(the fact to keep, the one merged into it): the newer wording, unless the older says
+    strictly more (every content word and number of the newer, and more) or is held with more
+    confidence."""
+    older, newer = (a, b) if a.id < b.id else (b, a)
+    if older.confidence > newer.confidence or _says_more(older.fact, newer.fact):
+        return older, newer
+    return newer, older
+
+
+def _says_more(text: str, than: str) -> bool:
+    """Whether ``text`` states everything ``than`` does, and more."""
+    a, b = claims_of(text), claims_of(than)
+    wa, wb = set(a.words) | a.numbers, set(b.words) | b.numbers
+    return wa > wb
 
 
 def _merge(store: Store, tx: Tx, keep: Fact, lose: Fact, similarity: float, ts: str) -> None:

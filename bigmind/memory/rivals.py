@@ -2,7 +2,9 @@
 
 An active fact is shown with every active fact it conflicts with (``fact_links``, written by
 :mod:`bigmind.memory.dedup`), marked ⚠️, newest first, with the calls that settle the
-conflict. A deprecated fact (``include_deprecated``, the profile page) is shown with the fact
+conflict; an active fact another active fact updates (a ``supersedes`` link: the background
+check's guess, never acted on, or the agent's ``replaces``) is marked "↪️ updated by #N" and
+shown after it, and the packet shows the update alone. A deprecated fact (``include_deprecated``, the profile page) is shown with the fact
 that superseded it or that it was merged into; the profile page also shows an active fact's
 history (what it superseded, what was merged into it).
 """
@@ -54,6 +56,7 @@ class Rival(Record):
     date: str
     relation: str  # conflicts | superseded_by | supersedes | merged_into | merged_from
     newer: bool  # stored after the fact shown (a higher id)
+    retired: bool  # deprecated
     why: str | None
     settle: str | None  # for a conflict: the calls that settle it
 
@@ -72,9 +75,11 @@ class Rival(Record):
                 f"settle: {self.settle}"
             )
         if self.relation == SUPERSEDED_BY:
-            return f"↪️ superseded by #{self.fact_id} ({self.date}): {text}"
+            return f"↪️ updated by #{self.fact_id} ({self.date}): {text}"
+        if self.relation == SUPERSEDES and not self.retired:
+            return f"↪️ updates #{self.fact_id} ({self.date}; kept, marked)"
         if self.relation == SUPERSEDES:
-            return f"↪️ supersedes #{self.fact_id} ({self.date}, now hidden): {text}"
+            return f"↪️ replaces #{self.fact_id} ({self.date}, retired): {text}"
         if self.relation == MERGED_INTO:
             return f"🔀 merged into #{self.fact_id}: {text}"
         return f"🔀 merged from #{self.fact_id} (the same claim; kept as deprecated): {text}"
@@ -92,6 +97,7 @@ def _rival(shown: int, link: Linked) -> Rival:
         day_of(other.created_at),
         _RELATION[(link.kind, link.outgoing)],
         other.id > shown,
+        bool(other.deprecated),
         link.why,
         settle,
     )
@@ -108,6 +114,8 @@ def rivals_of(
         rival = _rival(link.shown, link)
         if rival.relation == CONFLICTS:
             wanted = not link.fact.deprecated and not facts[link.shown]
+        elif rival.relation in (SUPERSEDED_BY, SUPERSEDES) and not facts[link.shown]:
+            wanted = history or not link.fact.deprecated
         else:
             wanted = history or (facts[link.shown] and rival.relation in REPLACED)
         if wanted:
@@ -123,6 +131,42 @@ def of_facts(facts: Sequence[Fact]) -> dict[int, bool]:
 def notes_of(store: Store, facts: Sequence[Fact]) -> dict[int, list[str]]:
     """The lines shown under each fact (the packet): its rivals' notes."""
     return {i: [r.note() for r in rs] for i, rs in rivals_of(store, of_facts(facts)).items()}
+
+
+@dataclass(frozen=True, slots=True)
+class PacketFacts:
+    """Facts as the packet shows them: those another active fact updates left out (their
+    update is shown, saying so on its own line), the others' notes."""
+
+    facts: list[Fact]
+    notes: dict[int, list[str]]
+
+
+def for_packet(store: Store, facts: Sequence[Fact]) -> PacketFacts:
+    """:class:`PacketFacts` of ``facts`` (one statement)."""
+    found = rivals_of(store, of_facts(facts))
+    stale = {
+        i
+        for i, rs in found.items()
+        if any(r.relation == SUPERSEDED_BY and not r.retired for r in rs)
+    }
+    notes = {
+        i: [r.note() for r in rs if r.relation != SUPERSEDES or r.retired] + [_updates(rs)]
+        for i, rs in found.items()
+        if i not in stale
+    }
+    return PacketFacts(
+        [f for f in facts if f.id not in stale],
+        {i: [n for n in ns if n] for i, ns in notes.items() if any(ns)},
+    )
+
+
+def _updates(rs: Sequence[Rival]) -> str:
+    """One note for every active fact this one updates."""
+    kept = [r for r in rs if r.relation == SUPERSEDES and not r.retired]
+    if not kept:
+        return ""
+    return "↪️ updates " + ", ".join(f"#{r.fact_id} ({r.date})" for r in kept) + " (kept, marked)"
 
 
 def with_rivals(store: Store, hits: Sequence[Hit]) -> list[Hit]:

@@ -91,6 +91,13 @@ def ranked(
     return Ranked(items, plan, {}), rows
 
 
+def idf(store: Store, kind: str, terms: Sequence[str]) -> dict[str, float]:
+    """How telling each term is in ``kind``'s full-text index (:meth:`TextSearch.idf`);
+    hypotheses and people, which have none, are weighed by the facts' index."""
+    ft = FULL_TEXT.get(kind) or FULL_TEXT["fact"]
+    return text_search(store.db).idf(ft.fts, terms) if terms else {}
+
+
 def _hypotheses(store: Store, query: str, limit: int) -> Ranked:
     stems = {t: stem_prefix(t) for t in terms_of(query)}
     if not stems:

@@ -183,11 +183,17 @@ class PgTextSearch(TextSearch):
             return self._counted(fts, terms)
         return {t: self._doc_freq(fts, t) for t in terms}
 
-    def _count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
+    def _count_terms(
+        self, fts: str, terms: Sequence[str], cap: int
+    ) -> tuple[dict[str, int], int | None]:
         self._settle(fts, terms)
         spelled = {t: self._spelled(fts, t) for t in terms}
         counts = self._pg.count_terms(fts, list(dict.fromkeys(spelled.values())), cap)
-        return {t: counts[s] for t, s in spelled.items()}
+        return {t: counts[s] for t, s in spelled.items()}, None
+
+    def _table_rows(self, fts: str) -> int:
+        stats = self.stats(fts)
+        return round(stats.rows) if stats is not None else self._pg.top_id(fts)
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
         stats = self.stats(fts)

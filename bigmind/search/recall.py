@@ -29,7 +29,7 @@ from typing import Any
 from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_choice, check_limit, check_text
-from bigmind.models import TS_FORMAT, Hit, day_of, now_ts
+from bigmind.models import TS_FORMAT, Fact, Hit, day_of, now_ts
 from bigmind.project import SEARCH_SCOPES, name_of
 from bigmind.search import keyword
 from bigmind.search.keyword import match_why
@@ -52,18 +52,25 @@ class RankParams:
     bench/locomo.py measured best (each step's gain is logged in bench/README.md); nearby
     values score within 0.01, so none is tuned to that data."""
 
-    keyword_weight: float = 0.5  # × BM25 / best BM25 of the kind's keyword list
+    keyword_weight: float = 0.5  # × the IDF-weighted share of the query's terms shown
     vector_weight: float = 0.5  # × cosine similarity
+    bm25_share: float = 0.0  # of the keyword score given by BM25 / the kind's best BM25
+    keyword_power: float = 2.0
+    keyword_by_best: bool = False
     fetch: int = 50  # candidates taken from each list
     min_similarity: float = 0.1  # vector neighbours below this are noise
     neighbour_share: float = 0.2  # a chunk gains this × the best score of an adjacent chunk
     session_weight: float = 0.2  # a chunk gains this × the sum of its session's best scores
     session_top: int = 2
+    context_blend: bool = True  # context as a weighted mean (never above the best of it)
     recency_weight: float = 0.10
     half_life_days: float = 60.0
     importance_weight: float = 0.10
     confidence_weight: float = 0.10
     usage_weight: float = 0.05
+    same_subject: float = 0.8  # cosine from which two facts are about one subject
+    newer_within: float = 0.85  # a newer fact on the subject goes first from this share of the
+    # older one's score
 
 
 DEFAULT = RankParams()
@@ -153,7 +160,7 @@ class Recall:
             self._keyword_candidates(wanted, q, fetch, cands, include_deprecated)
         if qvec is not None:
             self._vector_candidates(wanted, qvec, fetch, cands)
-        top = self._rank(list(cands.values()), q, n, include_deprecated, scope)
+        top = self._rank(list(cands.values()), q, n, include_deprecated, scope, qvec is not None)
         return Recalled([self._hit(c, terms_of(q)) for c in top], note)
 
     # -- the steps of a search (also timed one by one by bench/semantic_latency.py) ---------
@@ -194,17 +201,28 @@ class Recall:
                 c.vec_rank, c.similarity = rank, sim
 
     def _rank(
-        self, cands: list[_Cand], q: str, n: int, include_deprecated: bool, scope: str = "all"
+        self,
+        cands: list[_Cand],
+        q: str,
+        n: int,
+        include_deprecated: bool,
+        scope: str = "all",
+        vectors: bool = False,
     ) -> list[_Cand]:
         """Load the candidates, score them (fusion, context, signals) and keep the best ``n``:
         this project's first (see :meth:`search`)."""
+        p = self.params
         loaded = self._load(cands, include_deprecated)
         here = self.store.project_key
         for c in loaded:
             c.elsewhere = not _seen_from(c, here)
         if scope == "project":
             loaded = [c for c in loaded if not c.elsewhere]
-        _coordinate(loaded, terms_of(q))
+        terms = terms_of(q)
+        _coordinate(loaded, terms, self._weights(loaded, terms), p.bm25_share)
+        top_cov = max((c.lexical for c in loaded), default=0.0)
+        for c in loaded:
+            c.lexical = c.lexical**p.keyword_power * (top_cov if p.keyword_by_best else 1.0)
         now = datetime.strptime(now_ts(), TS_FORMAT)
         for c in loaded:
             self._relevance(c)
@@ -212,7 +230,80 @@ class Recall:
         for c in loaded:
             self._signals(c, now)
         loaded.sort(key=_order, reverse=True)
+        if vectors and p.same_subject < 1.0:
+            self._newer_first(loaded, n)
+        self._current_first(loaded, n, include_deprecated)
         return loaded[:n]
+
+    def _current_first(self, ranked: list[_Cand], n: int, include_deprecated: bool) -> None:
+        """A fact another active fact updates (a ``supersedes`` link: the background check's
+        guess, or the agent's ``replaces``) comes right after its update, which is brought in
+        if the search did not find it; the older stays, marked (docs/contradictions.md)."""
+        shown = {int(c.id): c for c in ranked[:n] if c.kind == "fact" and c.id.isdigit()}
+        if not shown:
+            return
+        newer_of: dict[int, Fact] = {}
+        for link in self.store.links.of_facts(list(shown)):
+            update = link.kind == "supersedes" and not link.outgoing and not link.fact.deprecated
+            if update and link.fact.id >= newer_of.get(link.shown, link.fact).id:
+                newer_of[link.shown] = link.fact
+        if not newer_of:
+            return
+        where = {int(c.id): c for c in ranked if c.kind == "fact" and c.id.isdigit()}
+        missing = [str(f.id) for f in newer_of.values() if f.id not in where]
+        if missing:
+            for c in self._load([_Cand("fact", i) for i in missing], include_deprecated):
+                where[int(c.id)] = c
+        for old_id, newer in sorted(newer_of.items(), key=lambda kv: -kv[1].id):
+            old, new = shown[old_id], where.get(newer.id)
+            if new is None:
+                continue
+            old.signals.append(f"updated by #{newer.id} ({day_of(newer.created_at)})")
+            if new in ranked and ranked.index(new) < ranked.index(old):
+                continue
+            if new in ranked:
+                ranked.remove(new)
+            else:
+                new.score = old.score
+                new.signals.append("the update of a memory found")
+            ranked.insert(ranked.index(old), new)
+            new.signals.append(f"updates #{old_id}")
+
+    def _newer_first(self, ranked: list[_Cand], n: int) -> None:
+        """Facts about one subject written at different times: the newer goes first when its
+        relevance is near the older one's (what is current comes first; the older stays)."""
+        p = self.params
+        facts = [c for c in ranked[: n + 5] if c.kind == "fact"]
+        if len(facts) < 2:
+            return
+        assert self.semantic is not None
+        vecs = self.semantic.vectors.vectors_of("fact", [c.id for c in facts])
+        moved = True
+        rounds = 0
+        while moved and rounds < len(facts):
+            moved = False
+            rounds += 1
+            for i, a in enumerate(ranked[: n + 5]):
+                if a.kind != "fact" or a.id not in vecs:
+                    continue
+                for b in ranked[i + 1 : n + 5]:
+                    if b.kind != "fact" or b.id not in vecs or not _newer(b, a):
+                        continue
+                    if b.score < p.newer_within * a.score:
+                        break
+                    if float(vecs[a.id] @ vecs[b.id]) >= p.same_subject:
+                        ranked.remove(b)
+                        ranked.insert(i, b)
+                        b.signals.append(f"newer than #{a.id} on the same subject")
+                        moved = True
+                        break
+                if moved:
+                    break
+
+    def _weights(self, cands: list[_Cand], terms: list[str]) -> dict[str, dict[str, float]]:
+        """Per kind with keyword matches, each query term's IDF in that kind's index."""
+        kinds = {c.kind for c in cands if c.kw_rank is not None}
+        return {k: keyword.idf(self.store, k, terms) for k in sorted(kinds)}
 
     # -- candidates ----------------------------------------------------------------------
     def _keyword(
@@ -288,8 +379,10 @@ class Recall:
         for c, v in zip(chunks, smoothed, strict=True):
             by_session.setdefault(c.session_id, []).append(v)
         group = {k: sum(sorted(vs, reverse=True)[: p.session_top]) for k, vs in by_session.items()}
+        spread = 1.0 + p.neighbour_share + p.session_weight * p.session_top
         for c, v in zip(chunks, smoothed, strict=True):
-            c.score = v + p.session_weight * group[c.session_id]
+            boosted = v + p.session_weight * group[c.session_id]
+            c.score = max(c.score, boosted / spread) if p.context_blend else boosted
             if len(by_session[c.session_id]) > 1:
                 c.signals.append(f"session has {len(by_session[c.session_id])} matches")
 
@@ -346,31 +439,49 @@ def _seen_from(c: _Cand, project: str | None) -> bool:
     return c.project is None or c.project == project
 
 
-def _coordinate(cands: list[_Cand], terms: list[str]) -> None:
-    """Keyword scores × the share of the query's terms each memory contains, then / the best
-    of its kind. BM25 over OR-ed terms lets one rare word outrank a memory that matches most
-    of the question; this "coordination" factor (as in classic Lucene) corrects that, and a
-    single weak match no longer counts as a perfect one (LoCoMo: R@5 +0.020, MRR +0.029).
+def _coordinate(
+    cands: list[_Cand],
+    terms: list[str],
+    weights: dict[str, dict[str, float]],
+    bm25_share: float = 0.0,
+) -> None:
+    """The keyword score on one absolute 0…1 scale for every kind and query: the share of the
+    query's terms a memory shows, each term weighed by how telling it is (its IDF in that
+    kind's index). A memory showing the question's rare words scores near 1, one sharing only
+    its common words near 0, whatever else matched — so a weak keyword match can no longer
+    pose as the best one (scaling BM25 by the best of its list did: the top keyword hit of
+    every kind scored 1, however poor) and kinds compare fairly.
 
     A term counts fully when the text has it as written (or inflected), by half when only its
     stem is there (:class:`~bigmind.search.terms.TermMatcher`): the stemmers make "product" of
     "production", so an exact match must beat a stem-only one. A match the full-text index made
-    that the text does not show (a stem too short to see, the category) counts as one term
-    matched by its stem: never 0, which would leave it to tie-breaks alone."""
+    that the text does not show (a stem too short to see, the category) counts as the least
+    telling term matched by its stem: never 0. ``bm25_share`` of the score may come from BM25
+    relative to the best of the kind's list (term frequency, length)."""
     matcher = TermMatcher(terms)
-    floor = STEM_ONLY / max(1, len(matcher.terms))
     best: dict[str, float] = {}
     for c in cands:
-        if c.kw_rank is None:
-            continue
-        if matcher.terms:
-            share, c.exact = matcher.credit(c.text)
-            c.precision = max(share, floor)
-            c.lexical *= c.precision
-        best[c.kind] = max(best.get(c.kind, 0.0), c.lexical)
+        if c.kw_rank is not None:
+            best[c.kind] = max(best.get(c.kind, 0.0), c.lexical)
     for c in cands:
+        if c.kw_rank is None:
+            c.lexical = 0.0
+            continue
+        if not matcher.terms:
+            c.lexical = 1.0
+            continue
+        known = weights.get(c.kind) or {}
+        w = [max(known.get(t, 1.0), 1e-6) for t in matcher.terms]
+        credits = matcher.credits(c.text)
+        shown = sum(wi * ci for wi, ci in zip(w, credits, strict=True))
+        if shown <= 0:
+            shown = STEM_ONLY * min(w)
+        c.precision = max(sum(credits) / len(credits), STEM_ONLY / len(credits))
+        c.exact = sum(1 for x in credits if x == 1.0)
+        coverage = shown / sum(w)
         top = best.get(c.kind, 0.0)
-        c.lexical = c.lexical / top if c.kw_rank is not None and top > 0 else 0.0
+        relative = c.lexical / top if top > 0 else 0.0
+        c.lexical = (1.0 - bm25_share) * coverage + bm25_share * relative * coverage
 
 
 def _order(c: _Cand) -> tuple[bool, float, float, int, str, int, str, int, str]:
@@ -381,6 +492,13 @@ def _order(c: _Cand) -> tuple[bool, float, float, int, str, int, str, int, str]:
     newer = int(c.id) if c.id.isdigit() else -1
     here = not c.elsewhere
     return (here, c.score, c.precision, c.exact, c.ts or "", c.importance, c.kind, newer, c.id)
+
+
+def _newer(b: _Cand, a: _Cand) -> bool:
+    """Whether memory ``b`` was written after ``a`` (time, then id)."""
+    ib = int(b.id) if b.id.isdigit() else -1
+    ia = int(a.id) if a.id.isdigit() else -1
+    return ((b.ts or ""), ib) > ((a.ts or ""), ia)
 
 
 def _parse(ts: str) -> datetime:

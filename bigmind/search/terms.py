@@ -131,14 +131,20 @@ class TermMatcher:
         """(the share of the query's terms the text shows, 0…1; how many as written)."""
         if not self.terms:
             return 0.0, 0
+        each = self.credits(text)
+        return sum(each) / len(self.terms), sum(1 for c in each if c == 1.0)
+
+    def credits(self, text: str) -> list[float]:
+        """Per query term: 1 as written (or inflected), :data:`STEM_ONLY` by its stem, else 0."""
         stem = exact = 0
         for word in set(self._words.findall(text.lower())):
             masks = self._seen.get(word) or self._masks(word)
             stem |= masks[0]
             exact |= masks[1]
-        n_exact = exact.bit_count()
-        n_stem = (stem & ~exact).bit_count()
-        return (n_exact + STEM_ONLY * n_stem) / len(self.terms), n_exact
+        return [
+            1.0 if exact >> i & 1 else STEM_ONLY if stem >> i & 1 else 0.0
+            for i in range(len(self.terms))
+        ]
 
     def _masks(self, word: str) -> tuple[int, int]:
         forms = inflections(word)

@@ -36,6 +36,7 @@ The statements themselves are :mod:`bigmind.storage.fulltext`'s.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -77,6 +78,7 @@ class TextSearch:
     deepen_min: int = DEEPEN_MIN
     overfetch: ClassVar[bool] = True  # ranking sees matches before the owner filter
     _df: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
+    _size: dict[str, tuple[int, float]] = field(default_factory=dict)  # rows per table, when
     _plans: dict[tuple[str, tuple[str, ...]], tuple[Plan, float]] = field(default_factory=dict)
     _sql: FullText = field(init=False, repr=False)
 
@@ -106,10 +108,29 @@ class TextSearch:
         if todo:
             if len(self._df) + len(todo) > DF_CACHE_MAX:
                 self._df.clear()
-            for t, n in self._count_terms(fts, todo, self.budget + 1).items():
+            counts, rows = self._count_terms(fts, todo, self.budget + 1)
+            if rows is not None:
+                self._size[fts] = (rows, now)
+            for t, n in counts.items():
                 self._df[(fts, t)] = (n, now)
                 out[t] = n
         return out
+
+    def _rows(self, fts: str) -> int:
+        """The table's size as of the last count (its highest id: near enough for IDF)."""
+        hit = self._size.get(fts)
+        if hit is None or time.monotonic() - hit[1] >= DF_CACHE_SECONDS:
+            n = self._table_rows(fts)
+            self._size[fts] = hit = (n, time.monotonic())
+        return hit[0]
+
+    def idf(self, fts: str, terms: Sequence[str]) -> dict[str, float]:
+        """How much each term says about a row that has it: BM25's IDF, smoothed so that it
+        never reaches 0 (a word in half the rows still counts, ln 2 ≈ 0.69; one in every row,
+        a little). From the cached counts, so free right after :meth:`plan`."""
+        freq = self._doc_freqs(fts, terms)
+        n = max(self._rows(fts), *freq.values(), 1)
+        return {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in freq.items()}
 
     def plan(self, fts: str, text: str) -> Plan | None:
         """The query to run for ``text``; cached a few minutes per set of terms."""
@@ -205,9 +226,16 @@ class TextSearch:
         return used, total
 
     # -- the dialect's SQL (bigmind.storage.fulltext; PostgreSQL overrides these) ----------
-    def _count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
-        """Rows matching each term, each counted up to ``cap``, in one statement."""
+    def _count_terms(
+        self, fts: str, terms: Sequence[str], cap: int
+    ) -> tuple[dict[str, int], int | None]:
+        """Rows matching each term, each counted up to ``cap``, in one statement; and the
+        table's size where the same statement tells it (else None)."""
         return self._sql.count_terms(fts, terms, cap)
+
+    def _table_rows(self, fts: str) -> int:
+        """The table's size (its highest id), when no count has told it lately."""
+        return self._sql.top(fts)
 
     def _count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
         """Rows matching ``expression`` (from ``floor`` on), counted up to ``cap``."""

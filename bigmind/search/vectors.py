@@ -621,6 +621,16 @@ class VectorStore:
             return {}
         return self.tables.similarity(kind, ids, query.astype("float32"))
 
+    def vectors_of(self, kind: str, item_ids: Iterable[str]) -> dict[str, Any]:
+        """The stored vectors (float32) of these memories, by id; missing ones left out."""
+        import numpy as np
+
+        ids = list(item_ids)
+        if not ids:
+            return {}
+        rows = self.tables.of_items(kind, ids)
+        return {str(r["item_id"]): np.frombuffer(_blob(r["v"]), dtype=np.float32) for r in rows}
+
     @staticmethod
     def forget(tx: Tx, kind: str, item_ids: Sequence[object]) -> int:
         """Delete the vectors of memories that were deleted (inside the deleting transaction);

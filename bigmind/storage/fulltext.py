@@ -40,10 +40,11 @@ class FullText:
     def __init__(self, db: Backend) -> None:
         self.db = db
 
-    def count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
+    def count_terms(self, fts: str, terms: Sequence[str], cap: int) -> tuple[dict[str, int], int]:
         """Rows matching each term, in one statement: counted up to ``cap``; past it, estimated
         from how many rows the first ``cap`` matches span, so that terms matching many more
-        rows than ``cap`` still sort by how common they are."""
+        rows than ``cap`` still sort by how common they are. Also the table's highest rowid
+        (its size, near enough: what IDF weights are computed against)."""
         one = (
             f"(SELECT count(*) || ' ' || coalesce(max(rowid), 0) FROM (SELECT rowid FROM {fts}"
             f" WHERE {fts} MATCH ? LIMIT ?))"
@@ -58,7 +59,11 @@ class FullText:
         for i, t in enumerate(terms):
             n, reach = (int(x) for x in str(row[f"c{i}"]).split())
             out[t] = n if n < cap else max(cap, round(cap * top / max(reach, 1)))
-        return out
+        return out, top
+
+    def top(self, fts: str) -> int:
+        """The table's highest rowid (0 when empty)."""
+        return int(self.db.query(f"SELECT coalesce(max(rowid), 0) AS m FROM {fts}")[0]["m"])
 
     def count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
         """Rows matching ``expression`` (from rowid ``floor`` on), counted up to ``cap``."""

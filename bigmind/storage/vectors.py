@@ -328,6 +328,14 @@ class VectorTables:
             (kind, owner, rowid),
         )
 
+    def of_items(self, kind: str, item_ids: Sequence[str]) -> list[Row]:
+        """``item_id`` and ``v`` (the vector) of these memories' vectors, in one statement."""
+        return self.db.query(
+            f"SELECT e.item_id, v.embedding AS v FROM embeddings e JOIN {table(kind)} v"
+            f" ON v.rowid = e.id WHERE e.kind = ? AND e.item_id IN ({marks(item_ids)})",
+            (kind, *item_ids),
+        )
+
     def vectors(self, kind: str, rowids: Sequence[int]) -> list[Row]:
         """``rid`` and ``v`` (the vector) of these rowids."""
         return self.db.query(
