@@ -37,6 +37,7 @@ from functools import lru_cache
 DUPLICATE_AT = 0.85  # cosine at or above which two facts with the same claims are one fact…
 DUPLICATE_WORDS = 0.6  # …when they also share this share of the shorter one's content words…
 IDENTICAL_AT = 0.95  # …or are this close
+RESTATED = 0.8  # share of words two records share to be one statement with a new value
 CONFLICT_AT = 0.75  # cosine at or above which a contradiction cue makes two facts rivals
 REPLACES_AT = 0.60  # an update of one named value ("PostgreSQL 15" → "16") counts from here
 EXPLICIT_AT = 0.45  # an explicit "X was replaced by Y" naming the older's X counts from here
@@ -125,10 +126,15 @@ _NO_LONGER_WHAT = re.compile(
 )
 # A reference to a record, not a value: #123, gh-123, PR 123, issue 123, (ABC-123).
 _REF = re.compile(r"(?:#|\bgh-|\b(?:pr|issue|bug|ticket|pull request)s? ?#?)(\d+)\b")
+# "Revert(ed) … #123": the change it undoes.
+_REVERTS = re.compile(r"\brevert\w*\b[^.;]*?#(\d+)\b")
 # Where a thing is in its life: added (0), deprecated (1), removed (2). A newer text at a later
 # stage of the same subject is an update ("Deprecate --egg" → "Removed the deprecated --egg").
 _STAGES = {
-    **dict.fromkeys("add added adds adding introduce introduced introduces".split(), 0),  # noqa: SIM905
+    **dict.fromkeys(
+        "add added adds adding introduce introduced introduces upgrade upgraded upgrades".split(),  # noqa: SIM905
+        0,
+    ),
     **dict.fromkeys(
         ["deprecate", "deprecated", "deprecates", "deprecating", "deprecation", "deprecations"],
         1,
@@ -179,6 +185,8 @@ class Claims:
     numbers: frozenset[str]  # values stated (references and a leading release label excluded)
     slots: frozenset[tuple[str, str]]  # (the word a number belongs to, the number)
     refs: frozenset[str]  # the records it cites (#123, gh-123): which change it is about
+    reverts: frozenset[str]  # the records it says it reverts
+    label: str | None  # its leading release label ("9.1.0 change"), if any
     negations: int  # outside contrast phrases
     rejected: frozenset[str]  # stems of what contrast or replacement phrases reject
     replaces: bool  # a replacement phrase names what it replaces
@@ -247,6 +255,8 @@ def claims_of(text: str) -> Claims:
         frozenset(numbers),
         frozenset(slots),
         refs,
+        frozenset(m.group(1) for m in _REVERTS.finditer(low)),
+        label.group(0).strip(" :") if label else None,
         negations,
         frozenset(rejected),
         replaces,
@@ -323,22 +333,30 @@ NONE = Verdict(None, "")
 def judge(older: str, newer: str, similarity: float) -> Verdict:
     """How the fact ``newer`` (stored after ``older``) relates to ``older``, given the cosine
     similarity of their embeddings."""
+    a, b = claims_of(older), claims_of(newer)
+    # The newer says it reverts the change the older records (whatever their similarity).
+    if b.reverts & a.refs and not b.reverts & a.reverts:
+        return Verdict(SUPERSEDES, "reverts #" + ", #".join(sorted(b.reverts & a.refs)))
     if similarity < EXPLICIT_AT:
         return NONE
-    a, b = claims_of(older), claims_of(newer)
-    # The newer fact names what it replaces, and the older one asserts it.
-    if b.replaces and b.rejected & a.asserted and not a.rejected >= b.rejected:
+    # The newer fact names what it replaces, and that is what the older one says.
+    if b.replaces and _names_older(b, a) and not a.rejected >= b.rejected:
         return Verdict(SUPERSEDES, "replaces " + ", ".join(sorted(b.rejected & a.asserted)))
     if similarity < REPLACES_AT:
         return NONE
-    # Each cites its own record (#123, #456): two changes, however alike their words — never
+    # Each cites its own record (#123, #456) or comes from its own release: two changes,
+    # however alike their words — never
     # one fact twice, nor one value said two ways; only its words can make one an update.
     records = bool(a.refs and b.refs and not a.refs & b.refs)
+    releases = bool(a.label and b.label and a.label.split()[0] != b.label.split()[0])
     changed = _changed_slots(a, b)
-    if not changed and not records and a.numbers and b.numbers and a.numbers != b.numbers:
+    if not changed and not records and a.numbers != b.numbers and _same_things(a, b):
         changed = _numbers(a, b)  # values not tied to one word ("Node.js version … 18" / "20")
-    # One named value changed and the newer says it is an update ("upgraded … to 16").
-    if changed and b.updated:
+    # One named value changed and the newer says it is an update ("upgraded … to 16"), or is a
+    # later record of the same statement with the new value ("Drop support for Python 3.8"
+    # → "… 3.9").
+    restated = (records or releases) and a.stage == b.stage and _overlap(a, b) >= RESTATED
+    if changed and (b.updated or restated):
         return Verdict(SUPERSEDES, "updated: " + changed)
     # The same subject at a later stage of its life (deprecated → removed).
     if a.stage is not None and b.stage is not None and b.stage > a.stage and _overlap(a, b) >= 0.5:
@@ -359,6 +377,8 @@ def judge(older: str, newer: str, similarity: float) -> Verdict:
         return Verdict(SUPERSEDES, "no longer")
     if records:
         return NONE
+    if releases:  # notes of two releases: one only replaces the other in so many words
+        return _duplicate(a, b, similarity)
     rejects = (a.rejected & b.asserted) | (b.rejected & a.asserted)
     if rejects:
         return Verdict(CONFLICT, "rejects " + ", ".join(sorted(rejects)))
@@ -379,10 +399,20 @@ def judge(older: str, newer: str, similarity: float) -> Verdict:
             return Verdict(SUPERSEDES if _says_now(b, a) else CONFLICT, _swap_why(swap))
         if similarity < SLOT_SAME_AT:
             return NONE
-    # One fact twice: very close in meaning, and (below near-identical) in words too — two
-    # short notes of one project are often this close in meaning alone.
-    close = similarity >= IDENTICAL_AT or _overlap(a, b) >= DUPLICATE_WORDS
-    if similarity >= DUPLICATE_AT and close and not (negation + opposites) % 2:
+    return _duplicate(a, b, similarity)
+
+
+def _duplicate(a: Claims, b: Claims, similarity: float) -> Verdict:
+    """One fact twice: very close in meaning, and (below near-identical) in words too — two
+    short notes of one project are often this close in meaning alone — with the same polarity,
+    the same values and the same stage of life."""
+    if similarity < DUPLICATE_AT or a.stage != b.stage:
+        return NONE
+    if ((a.negations - b.negations) % 2 + _antonym_flips(a, b)) % 2:
+        return NONE
+    if a.numbers and b.numbers and a.numbers != b.numbers:
+        return NONE
+    if similarity >= IDENTICAL_AT or _overlap(a, b) >= DUPLICATE_WORDS:
         return Verdict(DUPLICATE, "same claim")
     return NONE
 
@@ -403,10 +433,29 @@ def _changed_slots(a: Claims, b: Claims) -> str:
     return "; ".join(out)
 
 
+def _names_older(b: Claims, a: Claims) -> bool:
+    """Whether what ``b`` rejects ("instead of X", "replaced X with…") is what ``a`` is about:
+    most of the rejected words are in ``a``, and they are a good part of ``a``'s words (not one
+    word ``a`` mentions in passing)."""
+    words = set(a.words)
+    hits = b.rejected & a.asserted
+    return bool(hits) and 2 * len(hits) >= len(b.rejected) and 4 * len(hits & words) >= len(words)
+
+
+def _same_things(a: Claims, b: Claims) -> bool:
+    """Whether both texts state numbers, and the words each attaches them to appear in the
+    other ("The Node.js version in production is 18" / "Production runs Node.js 20"): their
+    numbers are values of the same things."""
+    if not (a.numbers and b.numbers):
+        return False
+    wa, wb = set(a.words), set(b.words)
+    return all(w in wb for w, _ in a.slots) and all(w in wa for w, _ in b.slots)
+
+
 def _overlap(a: Claims, b: Claims) -> float:
     """The share of the shorter text's content words the other has (life-stage words aside)."""
-    x = {w for w in a.words if w not in _STAGES}
-    y = {w for w in b.words if w not in _STAGES}
+    x = {w for w in a.asserted | a.rejected if w not in _STAGES}
+    y = {w for w in b.asserted | b.rejected if w not in _STAGES}
     return len(x & y) / max(1, min(len(x), len(y)))
 
 

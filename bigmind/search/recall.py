@@ -43,6 +43,10 @@ from bigmind.storage.store import Store
 SHARED_KINDS = ("person", "global")
 _LATE_WHY = "\x00keyword"  # stands in for a keyword why until the hit is shown
 MODES = ("hybrid", "semantic", "keyword")
+# A hit whose relevance (keyword and meaning evidence, before the boosts) is below this is
+# weak: calibrated on the development sets' questions whose answer is not in memory (bench/
+# README.md, "Judgement"): the level that 95 % of answerable questions' best hits reach.
+WEAK_BELOW = 0.30
 EXCERPT_ABOVE = 400  # characters: longer texts are shown as an excerpt around the terms
 
 
@@ -101,6 +105,7 @@ class _Cand:
     vec_rank: int | None = None
     similarity: float | None = None
     score: float = 0.0
+    relevance: float = 0.0  # the evidence alone, before context and boosts
     signals: list[str] = field(default_factory=list)  # why, one phrase per signal
 
 
@@ -108,6 +113,11 @@ class _Cand:
 class Recalled:
     hits: list[Hit]
     note: str  # why vectors did not take part, or ""
+
+    @property
+    def nothing_relevant(self) -> bool:
+        """No hit, or even the best one is weak: say so before listing the closest."""
+        return not self.hits or self.hits[0].weak
 
 
 class Recall:
@@ -118,6 +128,7 @@ class Recall:
         self.semantic = semantic
         self.params = params
         self._plans: dict[str, Plan | None] = {}
+        self._calibrated = False  # both kinds of evidence took part: weak hits can be told
 
     def search(
         self,
@@ -161,6 +172,7 @@ class Recall:
         if qvec is not None:
             self._vector_candidates(wanted, qvec, fetch, cands)
         top = self._rank(list(cands.values()), q, n, include_deprecated, scope, qvec is not None)
+        self._calibrated = mode == "hybrid" and qvec is not None
         return Recalled([self._hit(c, terms_of(q)) for c in top], note)
 
     # -- the steps of a search (also timed one by one by bench/semantic_latency.py) ---------
@@ -264,7 +276,7 @@ class Recall:
             if new in ranked:
                 ranked.remove(new)
             else:
-                new.score = old.score
+                new.score, new.relevance = old.score, old.relevance
                 new.signals.append("the update of a memory found")
             ranked.insert(ranked.index(old), new)
             new.signals.append(f"updates #{old_id}")
@@ -359,6 +371,7 @@ class Recall:
         if c.similarity is not None:
             c.score += p.vector_weight * c.similarity
             c.signals.append(f"semantic #{c.vec_rank} (similarity {c.similarity:.2f})")
+        c.relevance = c.score
 
     def _conversation_context(self, chunks: list[_Cand]) -> None:
         """Exchanges are read in context: a chunk next to a strong match, or in a session that
@@ -428,6 +441,7 @@ class Recall:
             confidence=c.confidence,
             deprecated=c.deprecated,
             project=c.project if c.elsewhere else None,
+            weak=self._calibrated and c.relevance < WEAK_BELOW,
         )
 
 
