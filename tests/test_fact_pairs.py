@@ -173,3 +173,101 @@ def test_a_replacement_must_name_what_the_older_fact_asserts() -> None:
 def test_same_claims_ignores_the_similarity() -> None:
     assert claims.same_claims("Uses Python 3.11", "uses python 3.11.") is True
     assert claims.same_claims("Uses Python 3.11", "Uses Python 3.12") is False
+
+
+# -- what real notes taught (bench/data/curation-dev): the words each rule reads --------------
+def test_record_numbers_and_release_labels_are_not_values() -> None:
+    """Two fixes of one tool cite different issues and come from different releases: that is
+    no update and no contradiction (it hid one true bug fix by another)."""
+    older = (
+        "9.0.1 bug fix: #13896: The terminal progress plugin is disabled when iTerm2 is detected."
+    )
+    newer = "9.1.0 bug fix: #14012: The terminal progress plugin now handles narrow terminals."
+    assert claims.claims_of(older).numbers == frozenset()
+    assert claims.claims_of(older).refs == frozenset({"13896"})
+    assert judge(older, newer, 0.9).kind is None
+    # …nor is one an update because it says "now": the number must belong to the same thing.
+    assert (
+        judge("Fix issue87: --pastebin works with python3", "fix #1198: now works", 0.9).kind
+        is None
+    )
+
+
+def test_a_new_value_of_one_named_thing_is_an_update() -> None:
+    assert judge("Upgrade certifi to 2023.5.7", "Upgrade certifi to 2023.7.22", 0.95) == (
+        claims.Verdict(SUPERSEDES, "updated: certifi 2023.5.7 → 2023.7.22")
+    )
+    # Another library's upgrade is another fact, however alike the words.
+    assert judge("Upgrade tenacity to 8.2.2", "Upgrade setuptools to 68.0.0", 0.61).kind is None
+    # A later release restating the statement with a new value updates it.
+    assert (
+        judge(
+            "25.1 change: Drop support for Python 3.8. (#12989)",
+            "26.1 change: Drop support for Python 3.9. (#13795)",
+            0.95,
+        ).kind
+        == SUPERSEDES
+    )
+    # …but not one at another stage of life (dropped one version, added another).
+    assert (
+        judge(
+            "18.0 change: Dropped support for Python 3.3. (#3796)",
+            "18.1 feature: Add support for Python 3.7. (#5561)",
+            0.84,
+        ).kind
+        is None
+    )
+
+
+def test_a_later_stage_of_life_and_a_revert_are_updates() -> None:
+    assert judge(
+        "20.0 change: Deprecate undocumented `--skip-requirements-regex` option. (#7297)",
+        "20.1b1 change: Remove deprecated `--skip-requirements-regex` option. (#7297)",
+        0.95,
+    ) == claims.Verdict(SUPERSEDES, "deprecated → removed")
+    # A revert names the change it undoes, whatever the similarity of the two texts.
+    assert judge(
+        "22.1b1 bug fix: Filter available distributions using hash declarations. (#9243)",
+        "22.1 bug fix: Revert #9243 since it introduced a regression. (#10962)",
+        0.45,
+    ) == claims.Verdict(SUPERSEDES, "reverts #9243")
+
+
+def test_a_replacement_must_be_of_what_the_older_fact_is_about() -> None:
+    """A word the older mentions in passing is not what the newer replaces."""
+    older = "Added Flask.app_context which works like the request context but only gives app data"
+    newer = "flask.g is now stored on the app context instead of the request context"
+    assert judge(older, newer, 0.73).kind != SUPERSEDES
+    assert (
+        judge(
+            "The walker uses ignore::WalkParallel",
+            "We switched the walker from ignore::WalkParallel to jwalk",
+            0.5,
+        ).kind
+        == SUPERSEDES
+    )
+
+
+def test_a_reworded_rule_with_never_is_no_contradiction() -> None:
+    rule = "Keep secrets out of the repository"
+    assert judge(rule, "Never commit secrets to the repository", 0.86).kind is None
+    assert judge("We deploy on Fridays", "We never deploy on Fridays", 0.9).kind == CONFLICT
+
+
+def test_one_statement_restated_by_another_release_is_one_fact() -> None:
+    older = (
+        "8.0.0rc1 bug fix: #7215: Fix regression where --pdb would call tearDown for skipped tests."
+    )
+    newer = (
+        "8.0.0 bug fix: #7215: Fix regression where --pdb would call tearDown for skipped tests."
+    )
+    assert judge(older, newer, 0.99).kind == DUPLICATE
+    # Close in meaning alone is not enough below near-identical: the words must agree too.
+    assert (
+        judge(
+            "Move the pip version check until after any installs have been performed",
+            "Don't raise an error if pip is not installed when checking the pip version",
+            0.89,
+        ).kind
+        is None
+    )

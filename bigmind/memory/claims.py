@@ -85,7 +85,7 @@ for _pair in _ANTONYMS:
     _ANTONYM_OF.setdefault(_a, set()).add(_b)
     _ANTONYM_OF.setdefault(_b, set()).add(_a)
 
-_SPAN = r"([^,.;:()]+?)"
+_SPAN = r"((?:[^,.;:()]|[.:](?=[^\s,;()]))+?)"  # a dot or colon inside a name (a.b, a::b) stays
 _END = r"(?=[,.;:()]|$| and | but | for | because | since | so )"
 # Phrases that name an alternative the fact rejects: (pattern, replacement?)
 _REJECTS: tuple[tuple[re.Pattern[str], bool], ...] = (
