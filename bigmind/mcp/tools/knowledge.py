@@ -59,7 +59,13 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             if files:
                 text = "\n".join(gotchas.lines(files)) + "\n\n" + text
                 more["gotchas"] = [b.as_dict() for b in files]
-        return result(text, results=[h.as_dict() for h in hits], note=found.note or None, **more)
+        return result(
+            text,
+            results=[h.as_dict() for h in hits],
+            note=found.note or None,
+            nothing_relevant=found.nothing_relevant,
+            **more,
+        )
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
