@@ -3,8 +3,9 @@
 :func:`store_fact` stores the fact, retires the facts the caller says it replaces (in the
 same transaction: :meth:`bigmind.storage.store.Store.store_fact`), and, when the embedding
 model is ready, finds the active facts close to it in meaning so the agent can judge them
-itself (replace, correct or keep both). The vector it computes for that is kept, so the
-background check (:mod:`bigmind.memory.dedup`) does not embed the fact again.
+itself (replace, correct or keep both). The vector it computes for that stays in the semantic
+index's query cache, where the background embedder and check (:mod:`bigmind.memory.dedup`)
+find it: the fact is embedded once, and its vector written off the request.
 :func:`replace` names more facts a stored fact replaces, or undoes every replacement.
 """
 
@@ -87,9 +88,9 @@ def store_fact(
     f, created, ref = store.store_fact(
         category, fact, confidence, session_id, importance, scope, files=bound, replaces=ids
     )
+    sem = rt.semantic
     close: list[Close] = []
     looked = False
-    sem = rt.semantic
     if created and sem is not None and sem.ready:
         vec = sem.embed_query(fact_embedding_text(f.category, f.fact))
         if vec is not None:
@@ -98,7 +99,6 @@ def store_fact(
                 Close(o.id, day_of(o.created_at), o.fact, round(sim, 3))
                 for o, sim in dedup.close_to(store, sem, f, vec)
             ]
-            dedup.keep_vector(store, sem, f.id, f.category, f.fact, vec)
     rt.wrote()  # the background embedder checks it by meaning moments later
     st = sem.status() if created and sem is not None and not looked else None
     degraded = st.state if st is not None and st.state in ("error", "stale-model") else None
