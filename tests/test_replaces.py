@@ -5,7 +5,7 @@ the REST API behind the gateway's stand-in, the real MiniLM for the close list."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from rest_client import api_as
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
+from bigmind.search.embedder import Embedder, load_embedder
 from bigmind.search.vectors import fact_embedding_text
 from bigmind.storage.store import STATED
 
@@ -197,3 +198,42 @@ async def test_without_a_ready_model_the_store_answers_without_a_close_list(
     await new(client, PG14)
     text, data = await store(client, PG15)
     assert data["close"] == [] and "Close facts" not in text
+
+
+class Counting:
+    """The real embedder, counting the texts it embeds."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.texts += list(texts)
+        return self.inner.embed(texts)
+
+
+async def test_the_stored_fact_is_embedded_once_for_its_close_list_and_its_vector(
+    sem_settings: Settings,
+) -> None:
+    made: list[Counting] = []
+
+    def loader(s: Settings) -> Embedder | None:
+        inner = load_embedder(s)
+        assert inner is not None
+        made.append(Counting(inner))
+        return made[-1]  # type: ignore[return-value]
+
+    rt = Runtime(sem_settings, background=True, loader=loader)
+    try:
+        async with Client(build_server(rt.settings, rt)) as client:
+            await new(client, PG14)
+            ready(rt)
+            _, data = await store(client, PG15)
+            assert data["close"]  # embedded in the request…
+            ready(rt)  # …and neither again by the background embedder nor by its check
+        assert made[0].texts.count(fact_embedding_text("codebase", PG15)) == 1
+    finally:
+        rt.close()
