@@ -47,6 +47,7 @@ TOPIC = 60
 # Counts and ranges.
 TOPICS = 20
 FILES = 50  # files named in one focus announcement, or bound to one fact
+REPLACES = 20  # facts one fact may replace in one call
 PATH = 1_000  # one file path
 RESULTS = 100  # the most results one call returns
 IMPORTANCE = (1, 10)
@@ -166,6 +167,25 @@ def items(value: str | Sequence[str]) -> list[str]:
     string."""
     value = json_list(value)
     return value.split(",") if isinstance(value, str) else [str(v) for v in value]
+
+
+def fact_ids(name: str, value: str | Sequence[str | int] | None, most: int) -> list[int]:
+    """Fact ids from a list argument (a list, a JSON array's text, ``"12, #15"``), each once,
+    in the order given; at most ``most``. None or an empty list: none."""
+    if value is None:
+        return []
+    out: list[int] = []
+    for raw in items([str(v) for v in value] if not isinstance(value, str) else value):
+        if not raw.strip():
+            continue
+        n = parse_id(raw)
+        if n is None:
+            raise InvalidInput(f"'{name}' takes fact ids such as 12 or #12, got {_shown(raw)}.")
+        if n not in out:
+            out.append(n)
+    if len(out) > most:
+        raise InvalidInput(f"'{name}' takes at most {most} fact ids, got {len(out)}.")
+    return out
 
 
 def tags(value: str | Sequence[str] | None) -> str | None:

@@ -90,7 +90,7 @@ async def test_every_tool_answers_bad_arguments_in_one_line(client: Cli) -> None
             "memory_store_fact",
             {"category": "decision", "content": "x"},
             "missing required argument fact; unknown argument content; this tool takes: "
-            "category, fact, confidence, session_id, importance, scope, files.",
+            "category, fact, confidence, session_id, importance, scope, files, replaces.",
         ),
         (
             "memory_store_fact",

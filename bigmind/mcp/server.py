@@ -65,7 +65,7 @@ def build_server(
     for module in (sessions, knowledge, company, journal, activity, people, admin, profile):
         module.register(catalog, rt)
     if settings.tools == "compact":
-        compact.register(mcp, catalog)
+        compact.register(mcp, catalog, rt)
     else:
         catalog.serve(mcp)
     resources.register(mcp, rt)

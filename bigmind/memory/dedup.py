@@ -43,6 +43,12 @@ from bigmind.storage.store import Store
 NEIGHBOURS = 5  # nearest active facts each fact is checked against
 NEAREST = 20  # vectors looked at to find them (deprecated facts keep theirs)
 CHECK_BATCH = 32  # unchecked facts per background pass (the next pass takes the rest)
+# A stored fact's reply lists its active neighbours at or above this similarity, for the agent
+# to judge (replace, correct or keep both). The neighbourhood the background check reads
+# (claims.REPLACES_AT, 0.60): below it no relation is ever found; real updates reworded in
+# natural words score 0.45-0.75 (issue 28), so a list that starts any higher misses them.
+CLOSE_AT = 0.60
+CLOSE = 3  # neighbours listed at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +108,13 @@ def candidates(
     ranked = sorted(sims, key=lambda i: -sims[i])
     where = store.project_key if project is False else project
     return [(f, sims[f.id]) for f in store.facts.by_ids(ranked, where)][:NEIGHBOURS]
+
+
+def close_to(store: Store, semantic: Semantic, fact: Fact, vector: Any) -> list[tuple[Fact, float]]:
+    """The active facts close in meaning to ``fact`` (its ``vector``) seen from its project:
+    at most :data:`CLOSE`, at or above :data:`CLOSE_AT`, most similar first."""
+    near = candidates(store, semantic, vector, fact.id, fact.project)
+    return [(f, sim) for f, sim in near if sim >= CLOSE_AT][:CLOSE]
 
 
 def keep_vector(

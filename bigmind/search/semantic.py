@@ -271,10 +271,21 @@ class Semantic:
                 break
         if not todo:
             return 0
-        vecs = emb.embed([p.text for p in todo])
-        for p, vec in zip(todo, vecs, strict=True):
-            if p.kind == "fact":  # the duplicate check asks for it next (embed_query)
-                self._remember(p.text, vec)
+        import numpy as np
+
+        # A text embedded moments ago in a request (a stored fact's close list) is not
+        # embedded again: its vector is in the query cache.
+        with self._cache_lock:
+            known = {i: self._cache.get(_cache_key(p.text)) for i, p in enumerate(todo)}
+        missing = [i for i, v in known.items() if v is None]
+        vecs = np.zeros((len(todo), emb.dim), dtype=np.float32)
+        if missing:
+            vecs[missing] = emb.embed([todo[i].text for i in missing])
+        for i, v in known.items():
+            if v is not None:
+                vecs[i] = v
+            elif todo[i].kind == "fact":  # the duplicate check asks for it next (embed_query)
+                self._remember(todo[i].text, vecs[i])
         return self.vectors.write(todo, vecs, emb.model_id)
 
     # -- queries -------------------------------------------------------------------------

@@ -67,6 +67,7 @@ __all__ = [
 ]
 
 TOUCH_SECONDS = 30
+STATED = "stated by the agent"  # why a fact replaces those named in ``replaces``
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,11 +371,14 @@ class Store:
         scope: str | None = None,
         *,
         files: Sequence[str] = (),
+        replaces: Sequence[int] = (),
     ) -> tuple[Fact, bool, SessionRef | None]:
         """Store a fact in the current project (see :meth:`fact_scope`). Returns (fact,
         created, session); an identical active fact seen from this project is reused (the
         check by meaning runs later: ``memory/dedup.py``). ``files`` (normalised paths) are
-        bound to the fact, new or reused."""
+        bound to the fact, new or reused. ``replaces``: the user's active facts this one
+        replaces, retired in the same transaction (:meth:`replace_in`); one that is not
+        refuses the whole call, and nothing is stored."""
         cat = check_category(category)
         text = stored_text("fact", fact, limits.FACT)
         conf = check_unit("confidence", confidence)
@@ -387,6 +391,7 @@ class Store:
             dup = self.facts.active_with_hash(digest, tx, key)
             if dup is not None:
                 self.fact_files.add(tx, dup.id, files, ts)
+                self.replace_in(tx, dup, replaces, ts, "Nothing stored")
                 return dup, False, None
             # Omitted: the fact belongs to the open session of this project, if there is one
             # (a fact alone never opens a session).
@@ -405,7 +410,66 @@ class Store:
             )
             self.fact_files.add(tx, created.id, files, ts)
             self.directory.count_facts(tx, 1)
+            self.replace_in(tx, created, replaces, ts, "Nothing stored")
         return created, True, ref
+
+    def replace_in(
+        self, tx: Tx, fact: Fact, ids: Sequence[int], ts: str, nothing: str = "Nothing changed"
+    ) -> list[int]:
+        """Inside a write: ``fact`` replaces the facts ``ids`` (the user's active facts, in any
+        project): each is deprecated ("replaced by #N") and linked (``supersedes``, "stated by
+        the agent"). A fact ``fact`` already replaces is left as it is. Returns the ids retired
+        now. Raises InvalidInput, ending ``nothing``, for an id that is unknown (or another
+        user's: reported alike), deprecated for another reason, or ``fact`` itself."""
+        if not ids:
+            return []
+        done = {
+            x.fact.id
+            for x in self.links.of_facts([fact.id], tx)
+            if x.outgoing and x.kind == "supersedes"
+        }
+        todo: list[int] = []
+        for i in ids:
+            other = self.facts.get(i, tx)
+            if i == fact.id:
+                raise InvalidInput(
+                    f"Fact #{i} is the replacing fact: it cannot replace itself. {nothing}."
+                )
+            if other is None:
+                raise InvalidInput(f"No fact #{i} in your memory to replace. {nothing}.")
+            if other.deprecated and i not in done:
+                raise InvalidInput(
+                    f"Fact #{i} is already deprecated ({other.deprecation_reason}). {nothing}."
+                )
+            if i not in done:
+                todo.append(i)
+        for i in todo:
+            self.deprecate_in(tx, i, f"replaced by #{fact.id}", ts)
+            self.links.add(tx, fact.id, i, "supersedes", STATED, None, ts)
+        return todo
+
+    def replace(self, fact_id: int, ids: Sequence[int]) -> tuple[list[int], list[int]]:
+        """Fact ``fact_id`` replaces the facts ``ids`` too (:meth:`replace_in`); with no ids,
+        it replaces none any more: every fact it replaced (by the agent's word or the
+        background check's) is restored. One transaction. Returns (retired, restored)."""
+        current = self.get_fact(fact_id)
+        with self.db.transaction() as tx:
+            ts = now_ts()
+            if ids:
+                if current.deprecated:
+                    raise InvalidInput(
+                        f"Fact #{fact_id} is deprecated: it cannot replace other facts. "
+                        "Nothing changed."
+                    )
+                return self.replace_in(tx, current, ids, ts), []
+            restored = [
+                x.fact.id
+                for x in self.links.of_facts([fact_id], tx)
+                if x.outgoing and x.kind == "supersedes"
+            ]
+            for i in restored:
+                self._restore_in(tx, i, ts)
+        return [], restored
 
     def fact_scope(self, category: str, scope: str | None) -> str:
         """The scope a fact gets: the one asked for, else by category (preferences, identity,
@@ -470,16 +534,19 @@ class Store:
         if not current.deprecated:
             raise InvalidInput(f"Fact #{fact_id} is not deprecated. Nothing changed.")
         with self.db.transaction() as tx:
-            same = self.facts.active_twin(tx, fact_id)
-            if same is not None:
-                raise InvalidInput(
-                    f"An identical active fact #{same} exists; restoring #{fact_id}"
-                    " would duplicate it. Nothing changed."
-                )
-            self.facts.restore(tx, fact_id, now_ts())
-            self.directory.count_facts(tx, 1)
-            self.links.undo_replacement(tx, fact_id)
+            self._restore_in(tx, fact_id, now_ts())
         return self.get_fact(fact_id)
+
+    def _restore_in(self, tx: Tx, fact_id: int, ts: str) -> None:
+        same = self.facts.active_twin(tx, fact_id)
+        if same is not None:
+            raise InvalidInput(
+                f"An identical active fact #{same} exists; restoring #{fact_id}"
+                " would duplicate it. Nothing changed."
+            )
+        self.facts.restore(tx, fact_id, ts)
+        self.directory.count_facts(tx, 1)
+        self.links.undo_replacement(tx, fact_id)
 
     def facts_by_ids(self, ids: Sequence[int]) -> list[Fact]:
         """The user's active facts seen from this project with these ids, in the order given."""

@@ -50,6 +50,7 @@ from bigmind.memory import (
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
 from bigmind.search.recall import Recalled
+from bigmind.service import facts as service
 from bigmind.web import data as webdata
 from bigmind.web import restschema as rs
 from bigmind.web.restschema import PREFIX, Args, Endpoint, Reply
@@ -275,41 +276,64 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
 
     def store_fact(a: Args) -> Reply:
         b = a.body_as(rs.NewFact)
-        bound = gotchas.paths(b.files)
-        fact, created, ref = rt.store.store_fact(
+        s = service.store_fact(
+            rt,
             b.category,
             b.fact,
             b.confidence,
             b.session_id,
             b.importance,
             b.scope,
-            files=bound,
+            files=b.files,
+            replaces=b.replaces,
         )
-        rt.wrote()  # checked by meaning in the background moments later
+        fact = s.fact
         stored = rs.FactStored(
             fact=fact,
-            created=created,
-            files=bound,
-            session_id=ref.session.id if ref else fact.source_session,
+            created=s.created,
+            files=s.files,
+            session_id=s.session.session.id if s.session else fact.source_session,
+            retired=s.retired,
+            close=s.close,
         )
-        return Reply(stored, 201 if created else 200, f"/facts/{fact.id}")
+        return Reply(stored, 201 if s.created else 200, f"/facts/{fact.id}")
 
     def update_fact(a: Args) -> Reply:
         fact_id = _id(a, "fact_id", "fact")
         b = a.body_as(rs.FactChange)
         edited = any(v is not None for v in (b.fact, b.category, b.confidence, b.importance))
-        if not edited and b.restore_version is None and b.scope is None:
+        if not edited and b.restore_version is None and b.scope is None and b.replaces is None:
             raise InvalidInput(
                 "Nothing to change: send fact, category, confidence, importance, "
-                "restore_version or scope.",
+                "restore_version, scope or replaces.",
                 api="GET /api/v1/facts/{id} shows the fact and its versions.",
             )
+        done = None if b.replaces is None else service.replace(rt, fact_id, b.replaces)
+        more: dict[str, Any] = {}
+        if done is not None:
+            more = {"retired": done.retired, "restored": done.restored}
+            if not edited and b.restore_version is None and b.scope is None:
+                fact = rt.store.get_fact(fact_id)
+                changed = ["replaces"] if done.retired or done.restored else []
+                return Reply(
+                    rs.FactUpdated(
+                        fact=fact,
+                        changed=changed,
+                        replaced_version=None,
+                        restored_version=None,
+                        **more,
+                    )
+                )
         if b.scope is not None:
             moved = rt.store.set_fact_scope(fact_id, b.scope)
             if not edited and b.restore_version is None:
                 return Reply(
                     rs.FactUpdated(
-                        fact=moved, changed=["scope"], replaced_version=None, restored_version=None
+                        fact=moved,
+                        changed=["scope"],
+                        replaced_version=None,
+                        restored_version=None,
+                        **more,
                     )
                 )
         r = correct.update_fact(
@@ -332,6 +356,7 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
                 changed=changed,
                 replaced_version=r.replaced or None,
                 restored_version=r.restored,
+                **more,
             )
         )
 

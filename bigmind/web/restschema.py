@@ -23,6 +23,7 @@ from bigmind.memory.directory import CARDS_MAX, Card, Expert
 from bigmind.memory.globalkb import GlobalEntry
 from bigmind.memory.rivals import Rival
 from bigmind.models import Fact, Hit, Session, Summary
+from bigmind.service.facts import Close
 from bigmind.storage.fact_history import Version
 
 PREFIX = "/api/v1"
@@ -70,6 +71,10 @@ TextList = Annotated[
     list[str] | str | None, Field(description="A list, or the items comma-separated.")
 ]
 Lines = Annotated[list[str] | str | None, Field(description="Bullet points, as a list or text.")]
+FactIds = Annotated[
+    list[Annotated[int, Field(ge=1, le=limits.ID_MAX)]] | str | None,
+    Field(description="Fact ids, as a list or comma-separated."),
+]
 
 
 # -- query parameters ----------------------------------------------------------------------------
@@ -138,6 +143,12 @@ class NewFact(Strict):
     importance: Importance = 5
     scope: Scope | None = None
     files: TextList = None
+    replaces: FactIds = Field(
+        default=None,
+        description='Active facts this one replaces: deprecated ("replaced by #N") and linked'
+        " in the same transaction; one that is not refuses the request and nothing is stored."
+        " Undo: PATCH /facts/{id} with replaces [].",
+    )
 
 
 class FactChange(Strict):
@@ -150,6 +161,11 @@ class FactChange(Strict):
     reason: str | None = Field(default=None, description="Why it changed (kept in history).")
     restore_version: Annotated[int | None, Field(ge=1, le=limits.ID_MAX)] = None
     scope: Scope | None = None
+    replaces: FactIds = Field(
+        default=None,
+        description="More facts this one replaces (deprecated, linked); [] restores every fact"
+        " it replaced.",
+    )
 
 
 class Deprecation(Strict):
@@ -230,6 +246,11 @@ class FactStored(Written):
     created: bool = Field(description="False: the same fact was known (its id is returned).")
     files: list[str]
     session_id: str | None = Field(description="The session the fact belongs to.")
+    retired: list[int] = Field(description="The facts it replaces (named in replaces).")
+    close: list[Close] = Field(
+        description="Active facts close in meaning (at most 3, most similar first), for the"
+        " caller to judge: replace, correct or keep both. Empty while the model is not ready."
+    )
 
 
 class FactUpdated(Written):
@@ -237,6 +258,10 @@ class FactUpdated(Written):
     changed: list[str]
     replaced_version: int | None
     restored_version: int | None
+    retired: list[int] = Field(default_factory=list, description="Facts it now replaces.")
+    restored: list[int] = Field(
+        default_factory=list, description="Facts restored: it no longer replaces them."
+    )
 
 
 class FactDeprecated(Written):

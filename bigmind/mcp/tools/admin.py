@@ -79,9 +79,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     def memory_vacuum(
         older_than_days: Annotated[
             int,
-            Field(
-                ge=1, le=limits.RETENTION_DAYS, description="Delete flagged chunks older than this."
-            ),
+            Field(ge=1, le=limits.RETENTION_DAYS),
         ],
     ) -> ToolResult:
         """Delete saved exchanges older than N days (facts and summaries stay). Only on
@@ -97,7 +95,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     def memory_export(
         output_path: Annotated[
             str | None,
-            Field(description="A file in the data folder's exports/, where it is written."),
+            Field(description="A file in the data folder's exports/."),
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
     ) -> ToolResult:
@@ -111,7 +109,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @edge
     def memory_import(
         input_path: Annotated[str, Field(description="A file memory_export wrote.")],
-        mode: Annotated[str, Field(description="'merge': add what is missing.")] = "merge",
+        mode: str = "merge",  # the only mode: add what is missing
     ) -> ToolResult:
         """Merge a memory_export file into this memory. Idempotent; a bad row refuses the file."""
         path = exportpath.resolve_import_path(input_path, rt.files_dir)

@@ -5,6 +5,7 @@ actions behind one ``action``, the same behaviour and answers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from fastmcp import FastMCP
@@ -14,8 +15,10 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge
-from bigmind.mcp.tools.knowledge import Files
+from bigmind.mcp.tools.knowledge import Files, Replaces, stored_reply
 from bigmind.mcp.tools.sessions import SessionId, Topics
+from bigmind.runtime import Runtime
+from bigmind.service import facts as service
 
 # Served as they are: their arguments are already few.
 AS_IS = ("memory_start_session", "memory_recall", "memory_flag_important")
@@ -29,7 +32,17 @@ def needed(value: object, name: str, chosen: str) -> None:
         raise InvalidInput(f"{chosen} needs {name}: pass it and call again.")
 
 
-def register(mcp: FastMCP, full: Catalog) -> None:
+def fix_call(fact_id: int, ids: Sequence[int]) -> str:
+    """The compact profile's call that makes fact ``fact_id`` replace ``ids`` (``[]``:
+    restore what it replaced)."""
+    listed = ", ".join(map(str, ids))
+    why = "replaces them" if ids else "undo"
+    return (
+        f'memory_fix_fact(action="update", fact_id={fact_id}, reason="{why}", replaces=[{listed}])'
+    )
+
+
+def register(mcp: FastMCP, full: Catalog, rt: Runtime) -> None:
     own = Catalog()
     own.threads = full.threads
     tool = own.tool
@@ -45,12 +58,21 @@ def register(mcp: FastMCP, full: Catalog) -> None:
         scope: Literal["project", "global"] | None = None,
         session_id: SessionId = None,
         files: Files = None,
+        replaces: Replaces = None,
     ) -> ToolResult:
         """Store one durable fact (preference, decision, bug root cause…) unasked; never
-        secrets. A repeat returns its id."""
-        return full["memory_store_fact"](
-            category, fact, session_id=session_id, importance=importance, scope=scope, files=files
+        secrets. The reply lists close facts to judge."""
+        s = service.store_fact(
+            rt,
+            category,
+            fact,
+            session_id=session_id,
+            importance=importance,
+            scope=scope,
+            files=files,
+            replaces=replaces,
         )
+        return stored_reply(s, fix_call)
 
     @tool(annotations=WRITE, run_in_thread=False)
     @edge
@@ -73,12 +95,18 @@ def register(mcp: FastMCP, full: Catalog) -> None:
         fact_id: Annotated[int, Field(ge=1)],
         reason: str,
         fact: Annotated[str | None, Field(description="The new text (update).")] = None,
+        replaces: Annotated[
+            list[int] | str | None, Field(description="update: facts it replaces; [] restores.")
+        ] = None,
     ) -> ToolResult:
         """A fact is wrong (update: corrected, history kept), outdated (deprecate) or must be
         erased for good (forget)."""
         if action == "update":
-            needed(fact, "fact", f"action={action!r}")
-            return full["memory_update_fact"](fact_id, fact=fact, reason=reason)
+            if replaces is None:
+                needed(fact, "fact", f"action={action!r}")
+            return full["memory_update_fact"](
+                fact_id, fact=fact, reason=reason if fact is not None else None, replaces=replaces
+            )
         if action == "deprecate":
             return full["memory_deprecate_fact"](fact_id, reason)
         return full["memory_forget"]("fact", fact_id, reason)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Annotated, Literal
 
 from fastmcp.tools import ToolResult
+from mcp.types import TextContent
 from pydantic import Field
 
 from bigmind import limits
@@ -14,6 +16,7 @@ from bigmind.mcp.tools.sessions import SessionId, session_note
 from bigmind.memory import attempts, correct, forget, gotchas, rivals
 from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
+from bigmind.service import facts as service
 
 Query = Annotated[
     str,
@@ -29,6 +32,77 @@ Kinds = Annotated[
 Files = Annotated[
     list[str] | str | None, Field(description="Files it is about: shown when they are touched.")
 ]
+
+
+Replaces = Annotated[
+    list[int] | str | None, Field(description="Facts it updates: retired, undoable.")
+]
+
+
+def update_call(fact_id: int, ids: Sequence[int]) -> str:
+    """The call that makes fact ``fact_id`` replace ``ids`` (``[]``: restore what it replaced)."""
+    return f"memory_update_fact(fact_id={fact_id}, replaces=[{', '.join(map(str, ids))}])"
+
+
+def stored_reply(s: service.StoredFact, call: Callable[[int, Sequence[int]], str]) -> ToolResult:
+    """The reply to a stored fact: what was stored, what it replaced (and the call that undoes
+    it), the close facts to judge and the one ``call`` that replaces them."""
+    f = s.fact
+    if s.created:
+        text = f"Stored fact #{f.id} [{f.category}] ({render.fact_place(f)})."
+    else:
+        text = f"Already known as fact #{f.id} [{f.category}]; nothing added."
+    if s.retired:
+        named = ", ".join(f"#{i}" for i in s.retired)
+        text += f"\nReplaced {named} (deprecated, linked). Undo: {call(f.id, [])}"
+    if s.files:
+        text += f"\nBound to {', '.join(s.files)}: shown when they are focused or recalled."
+    if s.close:
+        text += "\nClose facts (replace, correct or keep both):"
+        for c in s.close:
+            text += f"\n- #{c.id} ({c.date}) {rivals.quote(c.text)}"
+        text += f"\nIf #{f.id} replaces any: {call(f.id, [c.id for c in s.close])}"
+    if s.degraded:
+        text += (
+            f"\n(Only an exact-repeat check ran: semantic search {s.degraded}. The check for"
+            " rewordings and rivals runs once the model is ready.)"
+        )
+    text += session_note(s.session) + render.notices(s.notices)
+    return result(
+        text,
+        fact_id=f.id,
+        created=s.created,
+        category=f.category,
+        scope=f.scope,
+        project=f.project,
+        files=s.files,
+        retired=s.retired,
+        close=[c.as_dict() for c in s.close],
+    )
+
+
+def replaced_reply(
+    r: service.Replaced, call: Callable[[int, Sequence[int]], str], then: ToolResult | None = None
+) -> ToolResult:
+    """The reply to :func:`bigmind.service.facts.replace`, before ``then``'s (the rest of the
+    call) when there is one."""
+    n = r.fact_id
+    if r.retired:
+        named = ", ".join(f"#{i}" for i in r.retired)
+        text = f"Fact #{n} replaces {named} (deprecated, linked). Undo: {call(n, [])}"
+    elif r.restored:
+        named = ", ".join(f"#{i}" for i in r.restored)
+        text = f"Restored {named}: fact #{n} no longer replaces them."
+    elif r.named:
+        text = f"Fact #{n} already replaces those; nothing changed."
+    else:
+        text = f"Fact #{n} replaces no fact; nothing changed."
+    data: dict[str, object] = {"fact_id": n}
+    if then is not None:
+        said = then.content[0] if then.content else None
+        text += "\n" + (said.text if isinstance(said, TextContent) else "")
+        data |= then.structured_content or {}
+    return result(text, **data, retired=r.retired, restored=r.restored)
 
 
 def register(mcp: Catalog, rt: Runtime) -> None:
@@ -120,36 +194,22 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         importance: Importance = 5,
         scope: Literal["project", "global"] | None = None,
         files: Files = None,
+        replaces: Replaces = None,
     ) -> ToolResult:
         """Store one durable fact unasked: a preference, constraint, decision, bug root
-        cause, what a module does. Never secrets. A repeat returns its id; rewordings and rivals are told later."""
-        bound = gotchas.paths(files)
-        f, created, ref = rt.store.store_fact(
-            category, fact, confidence, session_id, importance, scope, files=bound
+        cause, what a module does. Never secrets."""
+        s = service.store_fact(
+            rt,
+            category,
+            fact,
+            confidence,
+            session_id,
+            importance,
+            scope,
+            files=files,
+            replaces=replaces,
         )
-        rt.wrote()  # the background embedder checks it by meaning moments later
-        if created:
-            text = f"Stored fact #{f.id} [{f.category}] ({render.fact_place(f)})."
-        else:
-            text = f"Already known as fact #{f.id} [{f.category}]; nothing added."
-        if bound:
-            text += f"\nBound to {', '.join(bound)}: shown when they are focused or recalled."
-        st = rt.semantic.status() if rt.semantic is not None else None
-        if created and st is not None and st.state in ("error", "stale-model"):
-            text += (
-                f"\n(Only an exact-repeat check ran: semantic search {st.state}. The check for"
-                " rewordings and rivals runs once the model is ready.)"
-            )
-        text += session_note(ref) + render.notices(rt.notices())
-        return result(
-            text,
-            fact_id=f.id,
-            created=created,
-            category=f.category,
-            scope=f.scope,
-            project=f.project,
-            files=bound,
-        )
+        return stored_reply(s, update_call)
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
@@ -160,7 +220,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         ] = None,
         pinned_facts: Annotated[
             list[str] | str | None,
-            Field(description="Facts always shown at session start; replaces the current list."),
+            Field(description="Always shown at session start; replaces the list."),
         ] = None,
     ) -> ToolResult:
         """Update the user's profile, shown at every session start: only the fields that
@@ -195,8 +255,33 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         reason: str | None = None,
         restore_version: Annotated[int | None, Field(ge=1)] = None,
         scope: Literal["project", "global"] | None = None,
+        replaces: Annotated[
+            list[int] | str | None, Field(description="Facts it replaces; [] restores them.")
+        ] = None,
     ) -> ToolResult:
         """Correct a fact; its history keeps the old text. Only fact_id: list versions."""
+        edited = any(v is not None for v in (fact, category, confidence, importance))
+        if replaces is None:
+            return edit(
+                fact_id, fact, category, confidence, importance, reason, restore_version, scope
+            )
+        done = service.replace(rt, fact_id, replaces)
+        if not edited and restore_version is None and scope is None:
+            return replaced_reply(done, update_call)
+        out = edit(fact_id, fact, category, confidence, importance, reason, restore_version, scope)
+        return replaced_reply(done, update_call, out)
+
+    def edit(
+        fact_id: int,
+        fact: str | None,
+        category: str | None,
+        confidence: float | None,
+        importance: int | None,
+        reason: str | None,
+        restore_version: int | None,
+        scope: str | None,
+    ) -> ToolResult:
+        """memory_update_fact's correction: a new text, category, numbers, version or scope."""
         edited = any(v is not None for v in (fact, category, confidence, importance))
         if scope is not None:
             moved = rt.store.set_fact_scope(fact_id, scope)

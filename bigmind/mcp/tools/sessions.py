@@ -23,7 +23,7 @@ SessionId = Annotated[
 Topics = Annotated[
     list[str] | str | None, Field(description="Topic tags, as a list or comma-separated.")
 ]
-Lines = Annotated[list[str] | str | None, Field(description="Bullet points, as a list or text.")]
+Lines = Annotated[list[str] | str | None, Field(description="Bullets: a list or text.")]
 
 
 def session_note(ref: SessionRef | None) -> str:
@@ -238,9 +238,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
     @edge
     def memory_list_sessions(
-        limit: Annotated[
-            int, Field(ge=1, le=limits.RESULTS, description="How many, newest first.")
-        ] = 10,
+        limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 10,
         topic: Annotated[
             str | None, Field(description="Only sessions tagged with this topic.")
         ] = None,
