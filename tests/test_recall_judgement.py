@@ -85,3 +85,4 @@ def test_the_newer_of_two_facts_on_one_subject_comes_first(sem_runtime: Runtime)
     hits = sem_runtime.recall().search("where do nightly coverage reports go", 2, ["fact"]).hits
     assert [h.id for h in hits] == [newer[0].id, older[0].id]
     assert not any("updated by" in h.why for h in hits)
+    assert hits[1].marks == (f"↪️ newer on this subject: #{newer[0].id} ({hits[0].date})",)

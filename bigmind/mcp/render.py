@@ -49,6 +49,7 @@ def hits(results: Sequence[Hit], query: str, what: str) -> str:
         lines.append(f"  > {quoted(h.text)}")
         lines.append(f"  why: {quoted(h.why)}")
         lines += [f"  {r['note']}" for r in h.rivals]
+        lines += [f"  {m}" for m in h.marks]
     return "\n".join(lines)
 
 

@@ -58,9 +58,7 @@ class RankParams:
 
     keyword_weight: float = 0.5  # × the IDF-weighted share of the query's terms shown
     vector_weight: float = 0.5  # × cosine similarity
-    bm25_share: float = 0.0  # of the keyword score given by BM25 / the kind's best BM25
-    keyword_power: float = 2.0
-    keyword_by_best: bool = False
+    keyword_power: float = 2.0  # the share of terms shown, squared: half the terms count ¼
     fetch: int = 50  # candidates taken from each list
     min_similarity: float = 0.1  # vector neighbours below this are noise
     neighbour_share: float = 0.2  # a chunk gains this × the best score of an adjacent chunk
@@ -107,6 +105,7 @@ class _Cand:
     score: float = 0.0
     relevance: float = 0.0  # the evidence alone, before context and boosts
     signals: list[str] = field(default_factory=list)  # why, one phrase per signal
+    marks: list[str] = field(default_factory=list)  # lines shown under the hit
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,10 +230,7 @@ class Recall:
         if scope == "project":
             loaded = [c for c in loaded if not c.elsewhere]
         terms = terms_of(q)
-        _coordinate(loaded, terms, self._weights(loaded, terms), p.bm25_share)
-        top_cov = max((c.lexical for c in loaded), default=0.0)
-        for c in loaded:
-            c.lexical = c.lexical**p.keyword_power * (top_cov if p.keyword_by_best else 1.0)
+        _coordinate(loaded, terms, self._weights(loaded, terms), p.keyword_power)
         now = datetime.strptime(now_ts(), TS_FORMAT)
         for c in loaded:
             self._relevance(c)
@@ -271,6 +267,7 @@ class Recall:
             if new is None:
                 continue
             old.signals.append(f"updated by #{newer.id} ({day_of(newer.created_at)})")
+            old.marks = [m for m in old.marks if f"#{newer.id} " not in m]  # said by its rival
             if new in ranked and ranked.index(new) < ranked.index(old):
                 continue
             if new in ranked:
@@ -282,34 +279,30 @@ class Recall:
             new.signals.append(f"updates #{old_id}")
 
     def _newer_first(self, ranked: list[_Cand], n: int) -> None:
-        """Facts about one subject written at different times: the newer goes first when its
-        relevance is near the older one's (what is current comes first; the older stays)."""
+        """Facts about one subject (cosine ≥ ``same_subject``) written at different times: the
+        newer goes first when its relevance is near the older one's, and the older is marked
+        with it — what is current comes first, and nothing is hidden."""
         p = self.params
-        facts = [c for c in ranked[: n + 5] if c.kind == "fact"]
+        top = ranked[: n + 5]
+        facts = [c for c in top if c.kind == "fact"]
         if len(facts) < 2:
             return
         assert self.semantic is not None
         vecs = self.semantic.vectors.vectors_of("fact", [c.id for c in facts])
-        moved = True
-        rounds = 0
-        while moved and rounds < len(facts):
-            moved = False
-            rounds += 1
-            for i, a in enumerate(ranked[: n + 5]):
-                if a.kind != "fact" or a.id not in vecs:
+        for older in sorted(facts, key=lambda c: ((c.ts or ""), _num(c.id))):
+            if older.id not in vecs:
+                continue
+            for newer in facts:
+                if newer.id not in vecs or not _newer(newer, older):
                     continue
-                for b in ranked[i + 1 : n + 5]:
-                    if b.kind != "fact" or b.id not in vecs or not _newer(b, a):
-                        continue
-                    if b.score < p.newer_within * a.score:
-                        break
-                    if float(vecs[a.id] @ vecs[b.id]) >= p.same_subject:
-                        ranked.remove(b)
-                        ranked.insert(i, b)
-                        b.signals.append(f"newer than #{a.id} on the same subject")
-                        moved = True
-                        break
-                if moved:
+                if float(vecs[older.id] @ vecs[newer.id]) < p.same_subject:
+                    continue
+                at, to = ranked.index(older), ranked.index(newer)
+                if to > at and newer.score >= p.newer_within * older.score:
+                    ranked.insert(at, ranked.pop(to))
+                    newer.signals.append(f"newer than #{older.id} on the same subject")
+                if ranked.index(newer) < ranked.index(older):
+                    older.marks.append(f"↪️ newer on this subject: #{newer.id} ({day_of(newer.ts)})")
                     break
 
     def _weights(self, cands: list[_Cand], terms: list[str]) -> dict[str, dict[str, float]]:
@@ -442,6 +435,7 @@ class Recall:
             deprecated=c.deprecated,
             project=c.project if c.elsewhere else None,
             weak=self._calibrated and c.relevance < WEAK_BELOW,
+            marks=tuple(c.marks),
         )
 
 
@@ -457,7 +451,7 @@ def _coordinate(
     cands: list[_Cand],
     terms: list[str],
     weights: dict[str, dict[str, float]],
-    bm25_share: float = 0.0,
+    power: float = 1.0,
 ) -> None:
     """The keyword score on one absolute 0…1 scale for every kind and query: the share of the
     query's terms a memory shows, each term weighed by how telling it is (its IDF in that
@@ -470,13 +464,9 @@ def _coordinate(
     stem is there (:class:`~bigmind.search.terms.TermMatcher`): the stemmers make "product" of
     "production", so an exact match must beat a stem-only one. A match the full-text index made
     that the text does not show (a stem too short to see, the category) counts as the least
-    telling term matched by its stem: never 0. ``bm25_share`` of the score may come from BM25
-    relative to the best of the kind's list (term frequency, length)."""
+    telling term matched by its stem: never 0. The share is raised to ``power``: a memory
+    showing half of what the question says is far from the answer (2: it counts a quarter)."""
     matcher = TermMatcher(terms)
-    best: dict[str, float] = {}
-    for c in cands:
-        if c.kw_rank is not None:
-            best[c.kind] = max(best.get(c.kind, 0.0), c.lexical)
     for c in cands:
         if c.kw_rank is None:
             c.lexical = 0.0
@@ -492,10 +482,7 @@ def _coordinate(
             shown = STEM_ONLY * min(w)
         c.precision = max(sum(credits) / len(credits), STEM_ONLY / len(credits))
         c.exact = sum(1 for x in credits if x == 1.0)
-        coverage = shown / sum(w)
-        top = best.get(c.kind, 0.0)
-        relative = c.lexical / top if top > 0 else 0.0
-        c.lexical = (1.0 - bm25_share) * coverage + bm25_share * relative * coverage
+        c.lexical = (shown / sum(w)) ** power
 
 
 def _order(c: _Cand) -> tuple[bool, float, float, int, str, int, str, int, str]:
@@ -510,9 +497,11 @@ def _order(c: _Cand) -> tuple[bool, float, float, int, str, int, str, int, str]:
 
 def _newer(b: _Cand, a: _Cand) -> bool:
     """Whether memory ``b`` was written after ``a`` (time, then id)."""
-    ib = int(b.id) if b.id.isdigit() else -1
-    ia = int(a.id) if a.id.isdigit() else -1
-    return ((b.ts or ""), ib) > ((a.ts or ""), ia)
+    return ((b.ts or ""), _num(b.id)) > ((a.ts or ""), _num(a.id))
+
+
+def _num(item_id: str) -> int:
+    return int(item_id) if item_id.isdigit() else -1
 
 
 def _parse(ts: str) -> datetime:
