@@ -58,7 +58,7 @@ async def test_weak_matches_are_said_to_be_weak(sem_runtime: Runtime) -> None:
             await call(client, "memory_store_fact", category=cat, fact=text)
         ready(rt)
         text, data = await call(
-            client, "memory_recall", query="which bread does the service bake at night"
+            client, "memory_recall", query="which bread does the bakery bake at night"
         )
         assert data["nothing_relevant"] is True
         assert text.startswith("Nothing clearly relevant to")

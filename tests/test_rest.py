@@ -385,9 +385,9 @@ def test_with_the_model_a_paraphrase_is_known_and_recall_goes_by_meaning(
             },
         )
         assert r.status_code == 201 and r.json()["created"] is True
-        ready(sem_runtime)  # checked by meaning in the background: merged into the first
-        merged = api.get(f"/facts/{r.json()['fact']['id']}").json()["fact"]
-        assert merged["deprecation_reason"] == f"merged into #{first.json()['fact']['id']}"
+        ready(sem_runtime)  # checked by meaning in the background: the older merged into it
+        merged = api.get(f"/facts/{first.json()['fact']['id']}").json()["fact"]
+        assert merged["deprecation_reason"] == f"merged into #{r.json()['fact']['id']}"
         found = api.get("/recall", params={"q": "Which testing library?", "mode": "semantic"})
         assert found.json()["note"] is None
         assert "pytest" in found.json()["results"][0]["text"]

@@ -24,7 +24,7 @@ from bigmind.project import SEARCH_SCOPES
 if TYPE_CHECKING:
     from bigmind.models import Hit, User
     from bigmind.runtime import Runtime
-    from bigmind.search.recall import Recalled
+    from bigmind.service.recall import Recollection
 
 # The store, recall and users modules are imported inside the commands that use them, so
 # `bigmind COMMAND --help` never pays for them.
@@ -84,13 +84,22 @@ def recall_arguments(sp: argparse.ArgumentParser) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     """Keyword search (BM25, as the search tools rank it), no model: fast."""
     from bigmind.search.recall import Recall
+    from bigmind.service.recall import recall
 
     query = " ".join(args.query)
     rt = runtime()
     try:
         with _in_project(rt, args.project):
-            found = Recall(rt.store, None).search(
-                query, args.limit, SEARCH_KINDS[args.kind], mode="keyword", scope=args.scope
+            found = recall(
+                rt,
+                query,
+                args.limit,
+                SEARCH_KINDS[args.kind],
+                mode="keyword",
+                scope=args.scope,
+                ranker=Recall(rt.store, None),
+                extras=False,
+                count_use=False,
             )
     except NoMemoryYet as exc:
         return _no_memory(args, query, exc)
@@ -102,12 +111,23 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """Hybrid recall, as ``memory_recall``: keyword and vector rankings fused."""
+    from bigmind.service.recall import recall
+
     query = " ".join(args.query)
     rt = runtime()
     try:
         rec = foreground_recall(rt)
         with _in_project(rt, args.project):
-            found = rec.search(query, args.limit, args.kinds, scope=args.scope)
+            found = recall(
+                rt,
+                query,
+                args.limit,
+                args.kinds,
+                scope=args.scope,
+                ranker=rec,
+                extras=False,
+                count_use=False,
+            )
         if rec.semantic is not None:
             if found.note:
                 print(f"bigmind: {found.note.strip('()')}", file=sys.stderr)
@@ -137,11 +157,12 @@ def _in_project(rt: Runtime, value: str | None) -> contextlib.AbstractContextMan
     return project.using(rt.store.find_project(value) if value else None)
 
 
-def _hits_data(query: str, found: Recalled) -> dict[str, Any]:
+def _hits_data(query: str, found: Recollection) -> dict[str, Any]:
     return {
         "query": query,
         "results": [h.as_dict() for h in found.hits],
         "note": found.note or None,
+        "nothing_relevant": found.nothing_relevant,
     }
 
 
@@ -152,13 +173,15 @@ def render_hits(hits: Sequence[Hit], query: str, *, tty: bool = False) -> str:
     """
     if not hits:
         return f"No memories match {query!r}. Try other words, or `bigmind recall` for meaning."
-    lines = []
+    lines = [f"Nothing clearly relevant to {query!r}; the closest:"] if hits[0].weak else []
     for h in hits:
         label = f"{h.kind} #{h.id}"
         if h.category:
             label += f" [{quoted(h.category)}]"
         if h.deprecated:
             label += " (deprecated)"
+        if h.weak:
+            label += " (weak match)"
         if h.project:
             label += f" (other project: {project.name_of(h.project)})"
         text = quoted(h.text)  # one line, no escape sequences: a stored text may hold anything
@@ -168,6 +191,7 @@ def render_hits(hits: Sequence[Hit], query: str, *, tty: bool = False) -> str:
         text = _BOLD.sub("\033[1m\\1\033[0m" if tty else "\\1", text).replace("**", "")
         lines.append(f"{label}  {h.date}  {h.score:.3f}  {text}")
         lines.append(f"    why: {quoted(h.why)}")
+        lines += [f"    {r['note']}" for r in h.rivals] + [f"    {m}" for m in h.marks]
     return "\n".join(lines)
 
 

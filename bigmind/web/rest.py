@@ -38,19 +38,16 @@ from starlette.routing import BaseRoute, Mount, Route
 from bigmind import limits, project, redact
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
 from bigmind.memory import (
-    attempts,
     consolidate,
     correct,
     directory,
     forget,
     globalkb,
-    gotchas,
-    rivals,
 )
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
-from bigmind.search.recall import Recalled
 from bigmind.service import facts as service
+from bigmind.service import recall as recalling
 from bigmind.web import data as webdata
 from bigmind.web import restschema as rs
 from bigmind.web.restschema import PREFIX, Args, Endpoint, Reply
@@ -218,34 +215,33 @@ def _id(args: Args, name: str, what: str) -> int:
 def endpoints(rt: Runtime) -> list[Endpoint]:
     """Every endpoint of the API, bound to ``rt``."""
 
-    def search(q: str, limit: int, kinds: Sequence[str] | str | None, **how: Any) -> Recalled:
-        found = rt.recall().search(q, limit, kinds, **how)
-        rt.used(q, found.hits)  # counted in memory, written off the read path
-        return found
-
     def recall(a: Args) -> Reply:
         p = a.query_as(rs.RecallQuery)
-        found = search(p.q, p.limit, p.kinds, mode=p.mode, scope=p.scope)
-        kinds = {k.strip() for k in limits.items(p.kinds)} if p.kinds else {"fact"}
-        bound = gotchas.for_files(rt.store, gotchas.named_in(p.q)) if "fact" in kinds else []
+        r = recalling.recall(rt, p.q, p.limit, p.kinds, mode=p.mode, scope=p.scope)
         return Reply(
             rs.Recalled(
-                results=rivals.with_rivals(rt.store, found.hits),
-                note=found.note or None,
-                failed_attempts=[
-                    e.as_dict() for e in attempts.warnings(rt.store, p.q, rt.semantic)
-                ],
-                gotchas=[b.as_dict() for b in bound],
+                results=r.hits,
+                note=r.note or None,
+                nothing_relevant=r.nothing_relevant,
+                failed_attempts=[e.as_dict() for e in r.failed_attempts],
+                gotchas=[b.as_dict() for b in r.gotchas],
             )
         )
 
     def search_facts(a: Args) -> Reply:
         p = a.query_as(rs.FactSearchQuery)
-        found = search(
-            p.q, p.limit, ["fact"], include_deprecated=p.include_deprecated, scope=p.scope
+        r = recalling.recall(
+            rt,
+            p.q,
+            p.limit,
+            ["fact"],
+            include_deprecated=p.include_deprecated,
+            scope=p.scope,
+            extras=False,
         )
-        hits = rivals.with_rivals(rt.store, found.hits)
-        return Reply(rs.Found(results=hits, note=found.note or None))
+        return Reply(
+            rs.Found(results=r.hits, note=r.note or None, nothing_relevant=r.nothing_relevant)
+        )
 
     def list_facts(a: Args) -> Reply:
         p = a.query_as(rs.FactListQuery)
@@ -438,8 +434,10 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
 
     def search_global(a: Args) -> Reply:
         p = a.query_as(rs.GlobalSearchQuery)
-        found = search(p.q, p.limit, ["global"])
-        return Reply(rs.Found(results=found.hits, note=found.note or None))
+        r = recalling.recall(rt, p.q, p.limit, ["global"], extras=False)
+        return Reply(
+            rs.Found(results=r.hits, note=r.note or None, nothing_relevant=r.nothing_relevant)
+        )
 
     def get_global(a: Args) -> Reply:
         entry = globalkb.get(rt.store, _id(a, "entry_id", "company knowledge entry"))

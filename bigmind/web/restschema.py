@@ -212,6 +212,9 @@ class Review(Strict):
 class Found(Out):
     results: list[Hit]
     note: str | None = Field(description="Why semantic search took no part, if it did not.")
+    nothing_relevant: bool = Field(
+        description="No result, or even the best is a weak match: nothing clearly answers."
+    )
 
 
 class Recalled(Found):

@@ -1,4 +1,4 @@
-"""The curation development set's labels, as written (build.py resolves them to texts).
+"""The curation development set's labels, as written (build_pairs.py resolves them to texts).
 
 Each pair names its two memories by (version, fragment): the one changelog entry of that release
 whose cleaned text contains the fragment. kind: replaces | conflicts | duplicates | compatible |

@@ -17,6 +17,7 @@ from bigmind.memory import attempts, correct, forget, gotchas, rivals
 from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
 from bigmind.service import facts as service
+from bigmind.service import recall as recalling
 
 Query = Annotated[
     str,
@@ -116,28 +117,29 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         scope: str = "all",
         bound: bool = False,
     ) -> ToolResult:
-        found = rt.recall().search(
-            query, limit, kinds, mode=mode, include_deprecated=include_deprecated, scope=scope
+        r = recalling.recall(
+            rt,
+            query,
+            limit,
+            kinds,
+            mode=mode,
+            include_deprecated=include_deprecated,
+            scope=scope,
+            files=bound,
         )
-        rt.used(query, found.hits)
-        hits = rivals.with_rivals(rt.store, found.hits)
-        text = render.hits(hits, query, what)
-        if found.note:
-            text += "\n" + found.note
-        tried = attempts.warnings(rt.store, query, rt.semantic)
-        text += attempts.block(tried) + render.notices(rt.notices())
-        more: dict[str, object] = {"failed_attempts": [e.as_dict() for e in tried]}
-        # Facts bound to the files the question names lead the reply (memory_recall only).
-        if bound and (kinds is None or "fact" in {k.strip() for k in limits.items(kinds)}):
-            files = gotchas.for_files(rt.store, gotchas.named_in(query))
-            if files:
-                text = "\n".join(gotchas.lines(files)) + "\n\n" + text
-                more["gotchas"] = [b.as_dict() for b in files]
+        text = render.hits(r.hits, query, what)
+        if r.note:
+            text += "\n" + r.note
+        text += attempts.block(r.failed_attempts) + render.notices(rt.notices())
+        more: dict[str, object] = {"failed_attempts": [e.as_dict() for e in r.failed_attempts]}
+        if r.gotchas:  # facts bound to the files the question names lead the reply
+            text = "\n".join(gotchas.lines(r.gotchas)) + "\n\n" + text
+            more["gotchas"] = [b.as_dict() for b in r.gotchas]
         return result(
             text,
-            results=[h.as_dict() for h in hits],
-            note=found.note or None,
-            nothing_relevant=found.nothing_relevant,
+            results=[h.as_dict() for h in r.hits],
+            note=r.note or None,
+            nothing_relevant=r.nothing_relevant,
             **more,
         )
 

@@ -2,7 +2,7 @@
 """Rebuild items.json and questions.json of codemem-chunks from the three projects' pinned
 documentation (standard library only).
 
-    python3 build.py --mirror-root DIR [--codemem ../../../../shared/bench-data/codemem-dev]
+    python3 build_chunks.py --mirror-root DIR [--codemem ../../../../shared/bench-data/codemem-dev]
 
 DIR holds bare git repositories as ``DIR/<owner>+<name>/repo`` (pallets+flask, pytest-dev+pytest,
 pypa+pip). Each chunk is one paragraph of a documentation file at the pinned commit, found by its

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Build and check the curation development set (pairs.json) from three public changelogs.
 
-    python3 build.py --mirror-root DIR            # re-extract every text, write pairs.json
-    python3 build.py --mirror-root DIR --check    # re-extract and compare with pairs.json
-    python3 build.py --mirror-root DIR --pool pip # print every extracted item of one project
+    python3 build_pairs.py --mirror-root DIR            # re-extract every text, write pairs.json
+    python3 build_pairs.py --mirror-root DIR --check    # re-extract and compare with pairs.json
+    python3 build_pairs.py --mirror-root DIR --pool pip # print every extracted item of one project
 
 DIR holds bare git snapshots (DIR/<owner>+<name>/repo, read with ``git show <commit>:<path>``),
 e.g. the ``fetch`` tool's /work/.mirror. The labels (kind, question, which side is current, a
