@@ -349,3 +349,29 @@ async def test_over_stdio_a_process_without_the_model_is_checked_by_the_next(
             results = by_id((r.structured_content or {})["results"])
             assert [x["fact_id"] for x in results[ids[1]]["rivals"]] == [ids[3]]
             assert f"⚠️ conflicts with #{ids[3]} (newer" in text
+
+
+async def test_every_automatic_judgement_is_undone_in_one_call(sem_runtime: Runtime) -> None:
+    """A merge (the one thing the check hides) and an update mark (a guess) are each undone by
+    the call the notice names: memory_update_fact(fact_id=<kept or newer>, replaces=[])."""
+    rt = sem_runtime
+    async with Client(build_server(rt.settings, rt)) as client:
+        ready(rt)
+        older = await store(client, PYTEST, "preference")
+        newer = await store(client, "For Python tests, the user prefers pytest", "preference")
+        old_pg = await store(client, PG14)
+        new_pg = await store(client, PG16)
+        ready(rt)
+        told, _ = await call(client, "memory_get_context")
+        assert f"memory_update_fact(fact_id={newer}, replaces=[])" in told
+        assert f"memory_update_fact(fact_id={new_pg}, replaces=[])" in told
+        assert rt.store.get_fact(older).deprecated  # merged into the newer wording
+
+        text, data = await call(client, "memory_update_fact", fact_id=newer, replaces=[])
+        assert older in data["restored"] and not rt.store.get_fact(older).deprecated
+        _, data = await call(client, "memory_update_fact", fact_id=new_pg, replaces=[])
+        assert data["restored"] == [old_pg]
+        _, data = await call(client, "memory_search_facts", query="alpha database PostgreSQL")
+        hits = by_id(data["results"])
+        assert "updated by" not in hits[old_pg]["why"] and hits[old_pg]["rivals"] == []
+        assert rt.store.links.count("supersedes") == 0 and rt.store.links.count("merged") == 0

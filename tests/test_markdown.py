@@ -259,7 +259,8 @@ def test_a_paraphrase_of_a_known_fact_is_not_imported_again(
     notes = tmp_path / "MEMORY.md"
     notes.write_text("- The user prefers pytest for all of the Python tests\n", encoding="utf-8")
     report = markdown.import_files(store, sem, markdown.read_all([notes]))
-    assert (report.added, report.known) == ([], [known.id])
+    assert report.added == [] and len(report.known) == 1  # the newer wording is kept
+    assert store.get_fact(known.id).deprecation_reason == f"merged into #{report.known[0]}"
 
 
 @pytest.mark.anyio

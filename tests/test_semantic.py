@@ -144,7 +144,7 @@ def test_duplicates_and_conflicts(sem_runtime: Runtime) -> None:
     written = [
         store.store_fact(cat, text)[0]
         for cat, text in (
-            ("preference", "The user likes pytest for tests"),
+            ("preference", "For testing, the user prefers pytest"),
             ("codebase", "The project indents with tabs"),
             ("codebase", "The project indents with spaces"),
             ("decision", "We deploy on Fridays"),
@@ -154,7 +154,7 @@ def test_duplicates_and_conflicts(sem_runtime: Runtime) -> None:
     again, tabs, spaces, deploy, never = (f.id for f in written)
     ready(sem_runtime)  # the write woke the background check
     told = sem_runtime.notices()
-    assert any(f"Merged duplicate fact #{again} into #{first.id}" in t for t in told)
+    assert any(f"Merged duplicate fact #{first.id} into #{again}" in t for t in told)
     assert any(f"Fact #{spaces}" in t and f"conflicts with #{tabs}" in t for t in told)
     # A negation is a conflict, not a duplicate.
     assert any(f"Fact #{never}" in t and f"conflicts with #{deploy}" in t for t in told)
@@ -280,7 +280,7 @@ async def test_mcp_tools_recall_and_semantic(sem_settings: Settings) -> None:
         assert data["created"] is True  # checked by meaning in the background
         ready(rt)
         text, _ = await call(client, "memory_get_context")
-        assert f"Merged duplicate fact #{data['fact_id']} into #1" in text
+        assert f"Merged duplicate fact #1 into #{data['fact_id']}" in text  # newer wording
     rt.close()
 
 

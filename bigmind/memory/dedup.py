@@ -70,13 +70,15 @@ class Outcome:
             return (
                 f"🔀 Merged duplicate fact #{b.id} into #{a.id} (the same claim in other words, "
                 f"{sim}; uses and provenance kept): {quote(a.fact)} — #{b.id} read "
-                f"{quote(b.fact)} and is deprecated (restore it on the profile page if wrong)."
+                f"{quote(b.fact)} and is deprecated (if wrong: memory_update_fact(fact_id={a.id},"
+                " replaces=[]) restores it)."
             )
         if self.kind == SUPERSEDES:
             return (
                 f"↪️ Fact #{a.id} looks like an update of #{b.id} ({self.why}): {quote(a.fact)} —"
-                f" #{b.id} {quote(b.fact)} is kept, marked and shown after it. If #{b.id} is"
-                f' no longer true: memory_deprecate_fact({b.id}, reason="replaced by #{a.id}").'
+                f" #{b.id} {quote(b.fact)} is kept, marked and shown after it. Retire it:"
+                f" memory_update_fact(fact_id={a.id}, replaces=[{b.id}]); not an update:"
+                f" memory_update_fact(fact_id={a.id}, replaces=[])."
             )
         older, newer = sorted((a, b), key=lambda f: f.id)
         return (
@@ -162,8 +164,11 @@ def store_many(
         if not done.more:
             break
     for o in out.outcomes:
-        if o.kind == "merged" and o.other.id in out.added and o.fact.id not in out.added:
-            out.added.remove(o.other.id)
+        # A new fact merged with one already held (either way round: the newer wording is
+        # kept): the memory knew it; the surviving fact is the known one.
+        new = [f.id for f in (o.fact, o.other) if f.id in out.added]
+        if o.kind == "merged" and len(new) == 1:
+            out.added.remove(new[0])
             out.known.append(o.fact.id)
     return out
 

@@ -450,8 +450,9 @@ class Store:
 
     def replace(self, fact_id: int, ids: Sequence[int]) -> tuple[list[int], list[int]]:
         """Fact ``fact_id`` replaces the facts ``ids`` too (:meth:`replace_in`); with no ids,
-        it replaces none any more: every fact it replaced (by the agent's word or the
-        background check's) is restored. One transaction. Returns (retired, restored)."""
+        it replaces none any more: every fact it replaced or absorbed (by the agent's word or
+        the background check's: retired, merged into it, or marked as updated by it) is
+        restored and unlinked. One transaction. Returns (retired, restored)."""
         current = self.get_fact(fact_id)
         with self.db.transaction() as tx:
             ts = now_ts()
@@ -462,13 +463,15 @@ class Store:
                         "Nothing changed."
                     )
                 return self.replace_in(tx, current, ids, ts), []
-            restored = [
-                x.fact.id
-                for x in self.links.of_facts([fact_id], tx)
-                if x.outgoing and x.kind == "supersedes"
-            ]
-            for i in restored:
-                self._restore_in(tx, i, ts)
+            restored = []
+            for x in self.links.of_facts([fact_id], tx):
+                if not x.outgoing or x.kind not in ("supersedes", "merged"):
+                    continue
+                if x.fact.deprecated:  # retired or merged away: back, unlinked
+                    self._restore_in(tx, x.fact.id, ts)
+                else:  # only marked as updated (the background check's guess): unmarked
+                    self.links.undo_replacement(tx, x.fact.id)
+                restored.append(x.fact.id)
         return [], restored
 
     def fact_scope(self, category: str, scope: str | None) -> str:
