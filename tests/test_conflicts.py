@@ -367,7 +367,7 @@ async def test_every_automatic_judgement_is_undone_in_one_call(sem_runtime: Runt
         assert f"memory_update_fact(fact_id={new_pg}, replaces=[])" in told
         assert rt.store.get_fact(older).deprecated  # merged into the newer wording
 
-        text, data = await call(client, "memory_update_fact", fact_id=newer, replaces=[])
+        _, data = await call(client, "memory_update_fact", fact_id=newer, replaces=[])
         assert older in data["restored"] and not rt.store.get_fact(older).deprecated
         _, data = await call(client, "memory_update_fact", fact_id=new_pg, replaces=[])
         assert data["restored"] == [old_pg]
