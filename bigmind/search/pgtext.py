@@ -188,12 +188,12 @@ class PgTextSearch(TextSearch):
     ) -> tuple[dict[str, int], int | None]:
         self._settle(fts, terms)
         spelled = {t: self._spelled(fts, t) for t in terms}
-        counts = self._pg.count_terms(fts, list(dict.fromkeys(spelled.values())), cap)
-        return {t: counts[s] for t, s in spelled.items()}, None
+        counts, size = self._pg.count_terms_sized(fts, list(dict.fromkeys(spelled.values())), cap)
+        return {t: counts[s] for t, s in spelled.items()}, size
 
     def _table_rows(self, fts: str) -> int:
         stats = self.stats(fts)
-        return round(stats.rows) if stats is not None else self._pg.top_id(fts)
+        return round(stats.rows) if stats is not None else self._pg.size(fts)
 
     def _narrow(self, fts: str, terms: list[str], first: int) -> tuple[list[str], int]:
         stats = self.stats(fts)

@@ -29,7 +29,7 @@ from typing import Any
 from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_choice, check_limit, check_text
-from bigmind.models import TS_FORMAT, Fact, Hit, day_of, now_ts
+from bigmind.models import TS_FORMAT, Hit, day_of, now_ts
 from bigmind.project import SEARCH_SCOPES, name_of
 from bigmind.search import keyword
 from bigmind.search.keyword import match_why
@@ -95,6 +95,7 @@ class _Cand:
     flag: str | None = None
     project: str | None = None  # where it was made (None: no project, or a shared kind)
     scope: str | None = None  # a fact's scope
+    updated_by: int | None = None  # the newest active fact that updates this one
     elsewhere: bool = False  # from another project than the current one
     kw_rank: int | None = None
     kw_why: str = ""
@@ -248,27 +249,20 @@ class Recall:
         """A fact another active fact updates (a ``supersedes`` link: the background check's
         guess, or the agent's ``replaces``) comes right after its update, which is brought in
         if the search did not find it; the older stays, marked (docs/contradictions.md)."""
-        shown = {int(c.id): c for c in ranked[:n] if c.kind == "fact" and c.id.isdigit()}
-        if not shown:
+        stale = [c for c in ranked[:n] if c.kind == "fact" and c.updated_by is not None]
+        if not stale:
             return
-        newer_of: dict[int, Fact] = {}
-        for link in self.store.links.of_facts(list(shown)):
-            update = link.kind == "supersedes" and not link.outgoing and not link.fact.deprecated
-            if update and link.fact.id >= newer_of.get(link.shown, link.fact).id:
-                newer_of[link.shown] = link.fact
-        if not newer_of:
-            return
-        where = {int(c.id): c for c in ranked if c.kind == "fact" and c.id.isdigit()}
-        missing = [str(f.id) for f in newer_of.values() if f.id not in where]
-        if missing:
-            for c in self._load([_Cand("fact", i) for i in missing], include_deprecated):
-                where[int(c.id)] = c
-        for old_id, newer in sorted(newer_of.items(), key=lambda kv: -kv[1].id):
-            old, new = shown[old_id], where.get(newer.id)
+        where = {_num(c.id): c for c in ranked if c.kind == "fact"}
+        missing = [str(c.updated_by) for c in stale if c.updated_by not in where]
+        if missing:  # one statement, only when an update was not found by the search itself
+            for c in self._load([_Cand("fact", i) for i in set(missing)], include_deprecated):
+                where[_num(c.id)] = c
+        for old in sorted(stale, key=lambda c: -(c.updated_by or 0)):
+            new = where.get(old.updated_by or 0)
             if new is None:
                 continue
-            old.signals.append(f"updated by #{newer.id} ({day_of(newer.created_at)})")
-            old.marks = [m for m in old.marks if f"#{newer.id} " not in m]  # said by its rival
+            old.signals.append(f"updated by #{new.id} ({day_of(new.ts)})")
+            old.marks = [m for m in old.marks if f"#{new.id} " not in m]  # said by its rival
             if new in ranked and ranked.index(new) < ranked.index(old):
                 continue
             if new in ranked:
@@ -277,7 +271,7 @@ class Recall:
                 new.score, new.relevance = old.score, old.relevance
                 new.signals.append("the update of a memory found")
             ranked.insert(ranked.index(old), new)
-            new.signals.append(f"updates #{old_id}")
+            new.signals.append(f"updates #{old.id}")
 
     def _newer_first(self, ranked: list[_Cand], n: int) -> None:
         """Facts about one subject (cosine ≥ ``same_subject``) written at different times: the
@@ -352,6 +346,7 @@ class Recall:
                 c.flag = row.get("flag")
                 c.project = row.get("project")
                 c.scope = row.get("scope")
+                c.updated_by = int(row["updated_by"]) if row.get("updated_by") else None
                 out.append(c)
         return out
 

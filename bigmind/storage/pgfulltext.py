@@ -20,6 +20,11 @@ from bigmind.storage.pgtsv import IDENTIFIER
 
 BASE = {fts: base for fts, base, _cols in FTS_TABLES}
 INT_IDS = {"conversation_chunks", "facts", "global_knowledge"}  # ids grow with time
+# A table's rows: the planner's estimate once analysed, else counted (takes the name as `?`).
+_SIZE = (
+    "(SELECT CASE WHEN c.reltuples > 0 THEN CAST(c.reltuples AS bigint)"
+    " ELSE (SELECT count(*) FROM {base}) END FROM pg_class c WHERE c.oid = CAST(? AS regclass))"
+)
 # A plan expression's parts: a quoted term (and a prefix star), a parenthesis, an operator.
 TOKEN = re.compile(r'"((?:[^"]|"")*)"(\*?)|([()])|\b(OR|AND)\b')
 _WORD = re.compile(r"\w+")
@@ -96,9 +101,16 @@ class PgFullText:
     def count_terms(self, fts: str, terms: Sequence[str], cap: int) -> dict[str, int]:
         """Rows matching each term, each counted up to ``cap`` (every one when ``cap`` ≤ 0),
         in one statement."""
+        return self.count_terms_sized(fts, terms, cap, sized=False)[0]
+
+    def count_terms_sized(
+        self, fts: str, terms: Sequence[str], cap: int, *, sized: bool = True
+    ) -> tuple[dict[str, int], int]:
+        """:meth:`count_terms`, and (``sized``) the table's size as :meth:`size` tells it, in
+        the same statement."""
         base = BASE[fts]
-        parts: list[str] = []
-        params: list[object] = []
+        parts: list[str] = [_SIZE.format(base=base) + " AS n_rows"] if sized else []
+        params: list[object] = [base] if sized else []
         for i, t in enumerate(terms):
             q, ps = tsquery(quote_term(t))
             limit = " LIMIT ?" if cap > 0 else ""
@@ -108,7 +120,8 @@ class PgFullText:
             )
             params += [*ps, cap] if cap > 0 else ps
         row = self.db.query("SELECT " + ", ".join(parts), params)[0]
-        return {t: int(row[f"c{i}"]) for i, t in enumerate(terms)}
+        counts = {t: int(row[f"c{i}"]) for i, t in enumerate(terms)}
+        return counts, int(row["n_rows"] or 0) if sized else 0
 
     def count(self, fts: str, expression: str, cap: int, floor: int | None = None) -> int:
         """Rows matching ``expression`` (from id ``floor`` on), counted up to ``cap``; every
@@ -127,6 +140,12 @@ class PgFullText:
                 (*params, *extra, cap),
             )
         return int(rows[0]["n"])
+
+    def size(self, fts: str) -> int:
+        """The table's rows, near enough for IDF weights: the planner's estimate once the table
+        was analysed, else counted."""
+        base = BASE[fts]
+        return int(self.db.query(f"SELECT {_SIZE.format(base=base)} AS n", (base,))[0]["n"] or 0)
 
     def top_id(self, fts: str) -> int:
         """The table's highest id (0 when empty)."""

@@ -59,7 +59,9 @@ _LOAD: dict[str, tuple[str, str, bool, str]] = {
     "fact": (
         "b.id, b.fact AS text, b.updated_at AS ts, b.source_session AS session_id, b.category,"
         " coalesce(b.confidence, 1.0) AS confidence, b.deprecated, b.importance,"
-        " b.access_count AS uses, b.project, b.scope",
+        " b.access_count AS uses, b.project, b.scope, (SELECT max(l.fact_id) FROM fact_links l"
+        " JOIN facts n ON n.id = l.fact_id WHERE l.other_id = b.id AND l.kind = 'supersedes'"
+        " AND n.deprecated = 0) AS updated_by",
         "facts b",
         True,
         "",
