@@ -35,6 +35,16 @@ def test_the_fact_with_every_word_beats_one_sharing_a_common_word(runtime: Runti
     assert not any(h.weak for h in hits)  # not calibrated without the model: never said weak
 
 
+def test_a_derived_word_finds_its_base_without_the_model(runtime: Runtime) -> None:
+    """The porter stemmer makes "deploy" of "deployment" but "deploi" of "deploy": the base is
+    searched too, and shown as matched by its stem."""
+    store = runtime.store
+    fact = store.store_fact("decision", "We deploy on Fridays after the release train")[0]
+    hits = runtime.recall().search("deployment schedule", 5).hits
+    assert [h.id for h in hits] == [fact.id]
+    assert "'deplo'" in hits[0].why
+
+
 def test_a_chunk_does_not_outrank_the_fact_that_answers(runtime: Runtime) -> None:
     """A flagged exchange matching one word of the question, in a session full of matches,
     stays below the fact matching all of them (chunks were 46 % of first hits on real notes)."""

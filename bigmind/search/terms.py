@@ -73,11 +73,31 @@ def is_phrase(term: str) -> bool:
 
 
 def build_fts_query(text: str) -> FtsQuery | None:
-    """Build an OR query of quoted terms, or None when the text has no searchable term."""
+    """Build an OR query of quoted terms, or None when the text has no searchable term. A
+    derived word also looks for its base (:func:`base_prefix`: "deployment" → ``deplo*``)."""
     terms = terms_of(text)
     if not terms:
         return None
+    more = [b for t in terms if (b := base_prefix(t)) and b not in terms]
+    terms += list(dict.fromkeys(more))
     return FtsQuery(" OR ".join(quote_term(t) for t in terms), tuple(terms))
+
+
+# Derivational suffixes the porter stemmer does not undo the same way on both sides: it makes
+# "deploy" of "deployment" but "deploi" of "deploy" and "deployed".
+_DERIVED = ("ations", "ation", "itions", "ition", "ments", "ment", "nesses", "ness", "ities", "ity")
+
+
+def base_prefix(term: str) -> str | None:
+    """A prefix query for the base of a derived word, short of the letter a stemmer may change
+    ("deployment" → ``deplo*``, matching deploy, deployed, deploying), or None."""
+    word = term.rstrip("*")
+    if term.endswith("*") or is_phrase(word):
+        return None
+    for suffix in _DERIVED:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 5:
+            return word[: len(word) - len(suffix) - 1] + "*"
+    return None
 
 
 _WORDS = re.compile(r"\S+")
@@ -123,7 +143,10 @@ class TermMatcher:
     def __init__(self, terms: Sequence[str]) -> None:
         self.terms = [t for t in dict.fromkeys(terms) if t.rstrip("*")]
         self._stems = [stem_prefix(t) for t in self.terms]
-        alternatives = "|".join(map(re.escape, sorted(set(self._stems), key=len, reverse=True)))
+        # A derived word's base counts as its stem ("deploy" for "deployment").
+        self._bases = [(base_prefix(t) or "").rstrip("*") or None for t in self.terms]
+        prefixes = set(self._stems) | {b for b in self._bases if b}
+        alternatives = "|".join(map(re.escape, sorted(prefixes, key=len, reverse=True)))
         self._words = re.compile(r"(?<!\w)(?:" + alternatives + r")\w*(?:[._/'\-]\w+)*")
         self._seen: dict[str, tuple[int, int]] = {}  # word → (terms by stem, terms as written)
 
@@ -150,7 +173,8 @@ class TermMatcher:
         forms = inflections(word)
         stem = exact = 0
         for i, (term, prefix) in enumerate(zip(self.terms, self._stems, strict=True)):
-            if not word.startswith(prefix):
+            base = self._bases[i]
+            if not word.startswith(prefix) and not (base and word.startswith(base)):
                 continue
             stem |= 1 << i
             written = (
