@@ -56,7 +56,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from memserver import MemServer  # noqa: E402
+from memserver import MemServer, environment  # noqa: E402
 
 DATA = HERE / "data" / "curation-dev" / "pairs.json"
 KINDS = ("replaces", "conflicts", "duplicates", "compatible", "unrelated")
@@ -591,24 +591,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.json:
         a.json.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
     return 0
-
-
-def environment() -> dict[str, Any]:
-    import os
-    import platform
-    import subprocess
-
-    def git(*args: str) -> str:
-        r = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
-        return r.stdout.strip()
-
-    return {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": git("rev-parse", "HEAD"),
-        "dirty": bool(git("status", "--porcelain", "--", "bigmind", "bench")),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpu, Python {platform.python_version()}",
-        "load_average": os.getloadavg(),
-    }
 
 
 if __name__ == "__main__":

@@ -23,10 +23,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
-import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -54,7 +51,7 @@ from judgement_score import (  # noqa: E402
     paired,
     score,
 )
-from memserver import MemServer  # noqa: E402
+from memserver import MemServer, environment  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "bench-data"
 CODEMEM = DATA / "codemem-dev"
@@ -534,20 +531,6 @@ def compare(a_spec: str, b_spec: str) -> str:
 # -- main ------------------------------------------------------------------------------------
 def progress(msg: str) -> None:
     print(f"  … {msg}", file=sys.stderr, flush=True)
-
-
-def environment() -> dict[str, Any]:
-    def git(*a: str) -> str:
-        r = subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True)
-        return r.stdout.strip()
-
-    return {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": git("rev-parse", "HEAD"),
-        "dirty": bool(git("status", "--porcelain", "--", "bigmind", "bench")),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpu, Python {platform.python_version()}",
-        "load_average": os.getloadavg(),
-    }
 
 
 def model_dir(given: Path | None) -> Path:

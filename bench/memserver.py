@@ -16,6 +16,7 @@ background embedder and the background fact check have caught up with every writ
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import sqlite3
 import subprocess
@@ -27,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from mcpwire import McpError, StdioServer
+
+ROOT = Path(__file__).resolve().parent.parent
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
 USER = "bench"
@@ -178,3 +181,20 @@ def _start(argv: list[str], env: Mapping[str, str], cwd: Path) -> StdioServer:
         return StdioServer(argv, env)
     finally:
         os.chdir(here)
+
+
+def environment() -> dict[str, Any]:
+    """Where and when a run ran: time, commit (and whether bigmind/ or bench/ had changes),
+    machine, load."""
+
+    def git(*a: str) -> str:
+        r = subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True)
+        return r.stdout.strip()
+
+    return {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": git("rev-parse", "HEAD"),
+        "dirty": bool(git("status", "--porcelain", "--", "bigmind", "bench")),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpu, Python {platform.python_version()}",
+        "load_average": os.getloadavg(),
+    }
