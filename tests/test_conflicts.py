@@ -357,12 +357,21 @@ async def test_every_automatic_judgement_is_undone_in_one_call(sem_runtime: Runt
     rt = sem_runtime
     async with Client(build_server(rt.settings, rt)) as client:
         ready(rt)
-        older = await store(client, PYTEST, "preference")
-        newer = await store(client, "For Python tests, the user prefers pytest", "preference")
-        old_pg = await store(client, PG14)
-        new_pg = await store(client, PG16)
+        replies = []  # the check's notices come with whichever reply follows it
+        ids = []
+        for category, fact in (
+            ("preference", PYTEST),
+            ("preference", "For Python tests, the user prefers pytest"),
+            ("codebase", PG14),
+            ("codebase", PG16),
+        ):
+            text, data = await call(client, "memory_store_fact", category=category, fact=fact)
+            replies.append(text)
+            ids.append(int(data["fact_id"]))
+        older, newer, old_pg, new_pg = ids
         ready(rt)
-        told, _ = await call(client, "memory_get_context")
+        replies.append((await call(client, "memory_get_context"))[0])
+        told = "\n".join(replies)
         assert f"memory_update_fact(fact_id={newer}, replaces=[])" in told
         assert f"memory_update_fact(fact_id={new_pg}, replaces=[])" in told
         assert rt.store.get_fact(older).deprecated  # merged into the newer wording

@@ -83,12 +83,15 @@ class _Section:
         return [self.heading, *self.lines, ""] if self.lines else []
 
 
-def _fact_line(f: Fact, notes: dict[int, list[str]]) -> str:
-    """A fact, and under it its rivals (bigmind.memory.rivals), each marked ⚠️."""
+def _fact_line(f: Fact, notes: dict[int, list[str]], tags: dict[int, str]) -> str:
+    """A fact (with what it updates at the end of its line), and under it its rivals
+    (bigmind.memory.rivals), each marked ⚠️."""
     line = (
         f"- [{quoted(f.category)}] {quoted(f.fact)} — #{f.id}, {day_of(f.updated_at)}, "
         f"confidence {f.confidence:.2f}"
     )
+    if f.id in tags:
+        line += f" {tags[f.id]}"
     return "\n".join([line, *(f"  {n}" for n in notes.get(f.id, ()))])
 
 
@@ -185,9 +188,9 @@ def build_context(
         f"### 🗂️ Stored facts ({DATA}{relevant})", tier1 if not sessions else int(tier1 * 0.55)
     )
     view = rivals.for_packet(store, facts)
-    facts, notes = view.facts, view.notes
+    facts, notes, tags = view.facts, view.notes, view.tags
     for f in facts:
-        if not fact_sec.add(_fact_line(f, notes)):
+        if not fact_sec.add(_fact_line(f, notes, tags)):
             break
     sess_sec = _Section(
         f"### 📅 {'Relevant and recent' if relevant else 'Recent'} sessions ({DATA})",
@@ -200,7 +203,7 @@ def build_context(
     # Hand what the sessions left over back to the facts.
     fact_sec.budget = tier1 - sess_sec.used
     for f in facts[len(fact_sec.lines) :]:
-        if not fact_sec.add(_fact_line(f, notes)):
+        if not fact_sec.add(_fact_line(f, notes, tags)):
             break
     shown["facts"] = len(fact_sec.lines)
     shown["sessions"] = len(sess_sec.lines)

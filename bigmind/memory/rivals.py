@@ -128,18 +128,15 @@ def of_facts(facts: Sequence[Fact]) -> dict[int, bool]:
     return {f.id: bool(f.deprecated) for f in facts}
 
 
-def notes_of(store: Store, facts: Sequence[Fact]) -> dict[int, list[str]]:
-    """The lines shown under each fact (the packet): its rivals' notes."""
-    return {i: [r.note() for r in rs] for i, rs in rivals_of(store, of_facts(facts)).items()}
-
-
 @dataclass(frozen=True, slots=True)
 class PacketFacts:
     """Facts as the packet shows them: those another active fact updates left out (their
-    update is shown, saying so on its own line), the others' notes."""
+    update is shown, saying so at the end of its line: ``tags``: one line for the pair), and
+    the lines under each (``notes``: conflicts, what a deprecated fact became)."""
 
     facts: list[Fact]
     notes: dict[int, list[str]]
+    tags: dict[int, str]
 
 
 def for_packet(store: Store, facts: Sequence[Fact]) -> PacketFacts:
@@ -151,13 +148,15 @@ def for_packet(store: Store, facts: Sequence[Fact]) -> PacketFacts:
         if any(r.relation == SUPERSEDED_BY and not r.retired for r in rs)
     }
     notes = {
-        i: [r.note() for r in rs if r.relation != SUPERSEDES or r.retired] + [_updates(rs)]
+        i: [r.note() for r in rs if r.relation != SUPERSEDES or r.retired]
         for i, rs in found.items()
         if i not in stale
     }
+    tags = {i: _updates(rs) for i, rs in found.items() if i not in stale}
     return PacketFacts(
         [f for f in facts if f.id not in stale],
-        {i: [n for n in ns if n] for i, ns in notes.items() if any(ns)},
+        {i: ns for i, ns in notes.items() if ns},
+        {i: t for i, t in tags.items() if t},
     )
 
 
