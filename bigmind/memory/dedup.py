@@ -103,12 +103,20 @@ def candidates(
     vector: Any,
     exclude: int | None = None,
     project: str | Literal[False] | None = False,
+    at_least: float = 0.0,
 ) -> list[tuple[Fact, float]]:
     """The facts a fact is checked against: the user's active facts nearest in meaning that
-    are seen from its project (``project``; by default the current one), most similar first.
+    are seen from its project (``project``; by default the current one), most similar first;
+    none below ``at_least`` (and then no statement when none is that close).
     (The one place that says which facts may be duplicates or rivals.)"""
     found = semantic.vectors.knn("fact", store.uid, vector, NEAREST)
-    sims = {int(n.item_id): n.similarity for n in found if int(n.item_id) != exclude}
+    sims = {
+        int(n.item_id): n.similarity
+        for n in found
+        if int(n.item_id) != exclude and n.similarity >= at_least
+    }
+    if not sims:
+        return []
     ranked = sorted(sims, key=lambda i: -sims[i])
     where = store.project_key if project is False else project
     return [(f, sims[f.id]) for f in store.facts.by_ids(ranked, where)][:NEIGHBOURS]
@@ -117,7 +125,7 @@ def candidates(
 def close_to(store: Store, semantic: Semantic, fact: Fact, vector: Any) -> list[tuple[Fact, float]]:
     """The active facts close in meaning to ``fact`` (its ``vector``) seen from its project:
     at most :data:`CLOSE`, at or above :data:`CLOSE_AT`, most similar first."""
-    near = candidates(store, semantic, vector, fact.id, fact.project)
+    near = candidates(store, semantic, vector, fact.id, fact.project, CLOSE_AT)
     return [(f, sim) for f, sim in near if sim >= CLOSE_AT][:CLOSE]
 
 
