@@ -1,21 +1,28 @@
-"""Hybrid recall: keyword (BM25) and vector evidence fused, then weighed by memory signals.
+"""Hybrid recall: keyword and vector evidence fused, then weighed by memory signals.
 
 For each kind of memory asked for, two candidate lists are fetched — the keyword
 search of :mod:`bigmind.search.textsearch` and the nearest vectors of
-:mod:`bigmind.search.vectors` — and fused on one scale (convex fusion)::
+:mod:`bigmind.search.vectors` — and fused on one absolute scale for every kind::
 
-    score = 0.5 · bm25 / best bm25 of the list + 0.5 · cosine similarity
+    score = 0.5 · keyword + 0.5 · cosine similarity
 
-(a memory missing from a list gets 0 from it). Conversation chunks are then read
-in context: a chunk gains a share of its best adjacent chunk's score and of its
-session's two best scores. Finally small multiplicative boosts for recency,
-importance, confidence and usage (how often an agent was handed the memory before:
-:mod:`bigmind.memory.usage`) break near-ties; exact ties go to the memory showing more of the
-query's terms (as written before stem-only), then the newer, then the more important
-(docs/packet.md). A search writes nothing. Every hit says which of these put it where it is.
+where *keyword* is the share of the question's terms a memory shows, each weighed by
+its IDF in that kind's index, squared (:func:`_coordinate`; a memory missing from a list
+gets 0 from it). Conversation chunks are then read in context: a weighted mean with their
+best adjacent chunk and their session's two best scores, never above the best of them.
+Small multiplicative boosts for recency, importance, confidence and usage (how often an
+agent was handed the memory before: :mod:`bigmind.memory.usage`) break near-ties; exact
+ties go to the memory showing more of the query's terms (as written before stem-only), then
+the newer, then the more important (docs/packet.md). What is current comes first: of two
+facts on one subject the newer, and a fact another updates right after its update, the
+older marked (docs/contradictions.md). A hit below :data:`WEAK_BELOW` is weak. A search
+writes nothing. Every hit says which of these put it where it is.
 
-Reciprocal-rank fusion was tried first and measured worse on LoCoMo (R@5 0.553 vs
-0.588 for this fusion alone): ranks throw away how much better the top match is.
+Measured on codemem-dev, codemem-chunks and LoCoMo beside plain BM25 and plain cosine
+(bench/README.md, "Judgement on memories we did not write"): scaling BM25 by the best of
+each kind's list (before issue 28) let a weak keyword match pose as the best one.
+Reciprocal-rank fusion was tried first and measured worse on LoCoMo (R@5 0.553 vs 0.588):
+ranks throw away how much better the top match is.
 """
 
 from __future__ import annotations
@@ -53,9 +60,9 @@ EXCERPT_ABOVE = 400  # characters: longer texts are shown as an excerpt around t
 
 @dataclass(frozen=True, slots=True)
 class RankParams:
-    """The knobs of the ranking. Fusion, smoothing and session weights are the recipe that
-    bench/locomo.py measured best (each step's gain is logged in bench/README.md); nearby
-    values score within 0.01, so none is tuned to that data."""
+    """The knobs of the ranking, measured with bench/judgement.py on every development set
+    beside both floors (what each step bought and what did not help: bench/README.md);
+    nearby values score within the intervals, so none is tuned to one set."""
 
     keyword_weight: float = 0.5  # × the IDF-weighted share of the query's terms shown
     vector_weight: float = 0.5  # × cosine similarity
@@ -65,7 +72,6 @@ class RankParams:
     neighbour_share: float = 0.2  # a chunk gains this × the best score of an adjacent chunk
     session_weight: float = 0.2  # a chunk gains this × the sum of its session's best scores
     session_top: int = 2
-    context_blend: bool = True  # context as a weighted mean (never above the best of it)
     recency_weight: float = 0.10
     half_life_days: float = 60.0
     importance_weight: float = 0.10
@@ -384,7 +390,7 @@ class Recall:
         spread = 1.0 + p.neighbour_share + p.session_weight * p.session_top
         for c, v in zip(chunks, smoothed, strict=True):
             boosted = v + p.session_weight * group[c.session_id]
-            c.score = max(c.score, boosted / spread) if p.context_blend else boosted
+            c.score = max(c.score, boosted / spread)  # a mean, never above its best part
             if len(by_session[c.session_id]) > 1:
                 c.signals.append(f"session has {len(by_session[c.session_id])} matches")
 
