@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bigmind.memory.claims import CONFLICT, DUPLICATE, SUPERSEDES, Verdict, claims_of, judge
-from bigmind.memory.rivals import quote, settle_call
+from bigmind.memory.rivals import quote, replace_call, settle_call
 from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import Pending, fact_embedding_text
@@ -70,15 +70,14 @@ class Outcome:
             return (
                 f"🔀 Merged duplicate fact #{b.id} into #{a.id} (the same claim in other words, "
                 f"{sim}; uses and provenance kept): {quote(a.fact)} — #{b.id} read "
-                f"{quote(b.fact)} and is deprecated (if wrong: memory_update_fact(fact_id={a.id},"
-                " replaces=[]) restores it)."
+                f"{quote(b.fact)} and is deprecated (if wrong: {replace_call(a.id, [])} restores"
+                " it)."
             )
         if self.kind == SUPERSEDES:
             return (
                 f"↪️ Fact #{a.id} looks like an update of #{b.id} ({self.why}): {quote(a.fact)} —"
                 f" #{b.id} {quote(b.fact)} is kept, marked and shown after it. Retire it:"
-                f" memory_update_fact(fact_id={a.id}, replaces=[{b.id}]); not an update:"
-                f" memory_update_fact(fact_id={a.id}, replaces=[])."
+                f" {replace_call(a.id, [b.id])}; not an update: {replace_call(a.id, [])}."
             )
         older, newer = sorted((a, b), key=lambda f: f.id)
         return (

@@ -46,6 +46,12 @@ def settle_call(older: int, newer: int) -> str:
     )
 
 
+def replace_call(fact_id: int, ids: Sequence[int]) -> str:
+    """The call that makes fact ``fact_id`` replace ``ids`` (``[]``: restore every fact it
+    replaced, merged or marked as updated)."""
+    return f"memory_update_fact(fact_id={fact_id}, replaces=[{', '.join(map(str, ids))}])"
+
+
 @dataclass(frozen=True, slots=True)
 class Rival(Record):
     """A fact related to the one shown."""

@@ -40,11 +40,6 @@ Replaces = Annotated[
 ]
 
 
-def update_call(fact_id: int, ids: Sequence[int]) -> str:
-    """The call that makes fact ``fact_id`` replace ``ids`` (``[]``: restore what it replaced)."""
-    return f"memory_update_fact(fact_id={fact_id}, replaces=[{', '.join(map(str, ids))}])"
-
-
 def stored_reply(s: service.StoredFact, call: Callable[[int, Sequence[int]], str]) -> ToolResult:
     """The reply to a stored fact: what was stored, what it replaced (and the call that undoes
     it), the close facts to judge and the one ``call`` that replaces them."""
@@ -211,7 +206,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             files=files,
             replaces=replaces,
         )
-        return stored_reply(s, update_call)
+        return stored_reply(s, rivals.replace_call)
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
@@ -269,9 +264,9 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             )
         done = service.replace(rt, fact_id, replaces)
         if not edited and restore_version is None and scope is None:
-            return replaced_reply(done, update_call)
+            return replaced_reply(done, rivals.replace_call)
         out = edit(fact_id, fact, category, confidence, importance, reason, restore_version, scope)
-        return replaced_reply(done, update_call, out)
+        return replaced_reply(done, rivals.replace_call, out)
 
     def edit(
         fact_id: int,
