@@ -1,31 +1,36 @@
-"""What two close facts claim: the same thing, contradicting things, or one replacing the other.
+"""What two close facts claim: the same thing, contradicting things, or one updating the other.
 
 The embedding says two facts are about the same thing; it barely separates "we deploy on
 Fridays" from "we never deploy on Fridays" (cosine 0.91), Python 3.11 from 3.12 (0.94), or
-"the default branch is main" from "… is master" (0.87). These rules read the words the
-embedding blurs, and stay general (no topic lists):
+two unrelated fixes of one tool (0.76). These rules read the words the embedding blurs, and
+stay general (no topic lists):
 
+- **what a text is** — references (#123, gh-123, issue 123) name the record a memory comes
+  from and a leading release label ("9.1.0 change:") where it came from; neither is a value.
+  Two records of different changes are never one fact nor a contradiction, two notes of
+  different releases never a contradiction: only their words make one an update;
 - **polarity** — negations (not, never, no, n't, without, forbidden…) counted outside
   contrast phrases ("X, not Y", "X rather than Y" name an alternative, they do not negate);
   an odd number of flips, antonyms included (enabled/disabled, sync/async, public/private…),
-  is a contradiction, so "must run serially" and "cannot run in parallel" agree;
-- **numbers and versions** — both texts state numbers and the sets differ (number words
-  one…twelve read as digits, units and leading zeros ignored);
+  contradicts only when the texts differ by little else (:data:`POLARITY_SLACK`), so "must run
+  serially" and "cannot run in parallel" agree and a reworded rule with a "never" is no rival;
+- **values** — a number belongs to the word before it ("certifi 2023.5.7", "Python 3.9"); a
+  new value of the same thing is an update when the newer says so or restates the statement
+  in a later release, else a contradiction;
+- **updates** — an explicit replacement of what the older is about ("instead of X", "replaced
+  X with Y", "switched from X to Y", "renamed X to Y"), a later stage of life (added →
+  deprecated → removed), a revert of the older's record, "no longer X";
 - **rejection** — a contrast phrase rejects something the other fact asserts ("uses
   RabbitMQ, not Kafka" against "uses Kafka");
-- **replacement** — the newer text says it replaces the older: "instead of X", "X was
-  replaced by Y", "replaced X with Y", "switched / moved / migrated from X to Y" naming what
-  the older asserts, or "no longer" / "not … anymore", or an update ("upgraded … to 16",
-  "now targets …") with changed numbers;
-- **one changed term** — the texts are the same sentence with one short span swapped after
-  a shared start (the subject): "the project indents with tabs / spaces". Such a pair is the
-  same claim only if the embedding finds the swapped words near-synonyms (cosine ≥
-  :data:`SLOT_SAME_AT`); when the swap is at the start, the subjects differ ("the alpha /
-  beta database runs PostgreSQL 14") and the facts are simply distinct.
+- **one changed term** — the same sentence with one short span swapped after a shared start
+  (the subject): "the project indents with tabs / spaces" is a contradiction below
+  :data:`SLOT_SAME_AT`; above it the swap may be a synonym or another value, and the two are
+  left alone (never merged); a swap at the start is another subject.
 
 :func:`judge` combines these with the cosine similarity into one :class:`Verdict`;
-``bigmind.memory.dedup`` acts on it. ``tests/test_fact_pairs.py`` measures the decisions on a
-labelled set of pairs (docs/contradictions.md gives the figures).
+``bigmind.memory.dedup`` acts on it (docs/contradictions.md). It was developed on real
+changelog pairs (bench/data/curation-dev, bench/curation.py); ``tests/test_fact_pairs.py``
+holds it to written pairs.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ CONFLICT_AT = 0.75  # cosine at or above which a contradiction cue makes two fac
 REPLACES_AT = 0.60  # an update of one named value ("PostgreSQL 15" → "16") counts from here
 EXPLICIT_AT = 0.45  # an explicit "X was replaced by Y" naming the older's X counts from here
 POLARITY_SLACK = 2  # other words two texts may differ by for a negation to contradict
-SLOT_SAME_AT = 0.92  # one swapped span: the same claim only if the swap is a near-synonym
+SLOT_SAME_AT = 0.92  # one swapped span: a contradiction below, left alone at or above
 SLOT_MAX = 3  # words in a swapped span
 
 DUPLICATE = "duplicate"

@@ -78,7 +78,7 @@ class TextSearch:
     deepen_min: int = DEEPEN_MIN
     overfetch: ClassVar[bool] = True  # ranking sees matches before the owner filter
     _df: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
-    _size: dict[str, tuple[int, float]] = field(default_factory=dict)  # rows per table, when
+    _size: dict[str, tuple[int, float]] = field(default_factory=dict)  # rows, when last read
     _plans: dict[tuple[str, tuple[str, ...]], tuple[Plan, float]] = field(default_factory=dict)
     _sql: FullText = field(init=False, repr=False)
 
