@@ -66,6 +66,18 @@ class Settings(BaseSettings):
         default="preferred_username", description="The JWT claim naming the BigMind user."
     )
     oidc_algorithm: str = Field(default="RS256", description="The JWTs' signing algorithm.")
+    login_max_hours: int = Field(
+        default=24,
+        ge=1,
+        le=24 * 365,
+        description="A gateway page login ends this many hours after it was made, however "
+        "much it is used (and after 12 hours unused; a JWT's login at its `exp`).",
+    )
+    allowed_origins: str = Field(
+        default="",
+        description="Comma-separated origins (scheme://host[:port]) whose browser pages may "
+        "call the gateway's /mcp and /login, besides the gateway's own.",
+    )
     autoopen: bool = Field(default=False, description="Open the profile page in a browser.")
     log_level: str = "WARNING"
     log_format: Literal["text", "json"] = Field(
@@ -171,6 +183,26 @@ class Settings(BaseSettings):
     def _blank_is_none(cls, v: object) -> object:
         return None if isinstance(v, str) and not v.strip() else v
 
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, v: str) -> str:
+        for item in _items(v):
+            parts = urlsplit(item)
+            if (
+                parts.scheme not in ("http", "https")
+                or not parts.hostname
+                or parts.path not in ("", "/")
+                or parts.query
+                or parts.fragment
+                or parts.username is not None
+            ):
+                raise ValueError(
+                    f"{item!r} is not an origin: write scheme://host[:port], e.g. "
+                    "https://bigmind.example.com"
+                )
+            _ = parts.port  # a port that is not a number raises ValueError here
+        return ",".join(_items(v))
+
     @model_validator(mode="after")
     def _enterprise_has_database(self) -> Settings:
         # The mode decides who approves what; BIGMIND_DB_URL decides the database. Nothing
@@ -188,6 +220,11 @@ class Settings(BaseSettings):
         if self.db_url:
             return redact(self.db_url)
         return str(self.db_path)
+
+    @property
+    def origins(self) -> list[str]:
+        """BIGMIND_ALLOWED_ORIGINS as a list."""
+        return _items(self.allowed_origins)
 
     @property
     def data_dir(self) -> Path:
@@ -215,6 +252,10 @@ class Settings(BaseSettings):
         """Where versions before the model cache exported models: beside the database
         (still searched, after the cache)."""
         return self.data_dir / "models"
+
+
+def _items(value: str) -> list[str]:
+    return [item.strip().rstrip("/") for item in value.split(",") if item.strip()]
 
 
 def redact(url: str) -> str:

@@ -132,11 +132,13 @@ def test_refusals_are_counted_by_status_and_a_short_reason() -> None:
     m.refused(401, "bad_token")
     m.refused(401, "bad_token")
     m.refused(429, "Bearer abc.def")  # never a token (or anything else) as a label
+    m.refused(403, "origin")
     value = m.registry.get_sample_value
     assert value("bigmind_http_refused_total", {"status": "401", "reason": "bad_token"}) == 2
     assert value("bigmind_http_refused_total", {"status": "429", "reason": "other"}) == 1
+    assert value("bigmind_http_refused_total", {"status": "403", "reason": "origin"}) == 1
     with pytest.raises(ValueError, match="401"):
-        m.refused(403, "forbidden")
+        m.refused(500, "broken")
 
 
 def test_two_apps_in_one_process_count_apart(runtime: Runtime) -> None:

@@ -3,11 +3,14 @@
 One Starlette app: MCP's streamable HTTP transport at ``/mcp`` (the same tools as stdio), the
 REST API at ``/api/v1`` (:mod:`bigmind.web.rest`), the profile pages at ``/`` (a login cookie,
 or a bearer token), and the routes other modules add.
-Every request but ``/login`` and the static files passes :class:`Guard` first: its body is
-read up to ``BIGMIND_MAX_REQUEST_BYTES`` (more: 413), its credential checked (none or a bad
-one: 401, with ``WWW-Authenticate``), its rate limited (429), an MCP message screened as a
-stdio line is (:mod:`bigmind.mcp.wire`: 400 with the JSON-RPC error), and it runs as the user the
-credential names (:func:`bigmind.caller.acting_as`), so ``Runtime.store`` is that user's.
+Every request but ``/login`` and the static files passes :class:`Guard` first: an ``/mcp``
+request a browser sent from a foreign origin is refused (403, :mod:`bigmind.gateway.origins`),
+its body is read up to ``BIGMIND_MAX_REQUEST_BYTES`` (more: 413), its credential checked (none
+or a bad one: 401, with ``WWW-Authenticate``), its rate limited (429), an MCP message screened
+as a stdio line is (:mod:`bigmind.mcp.wire`: 400 with the JSON-RPC error), and it runs as the
+user the credential names (:func:`bigmind.caller.acting_as`), so ``Runtime.store`` is that user's.
+A page login's token is looked up again at every request: revoked, expired or its user gone,
+the login ends there.
 An MCP session belongs to the user who opened it: another user's requests on it get 404.
 """
 
@@ -40,7 +43,7 @@ from bigmind import caller
 from bigmind.config import Settings
 from bigmind.gateway.auth import (
     FAILURES_PER_MINUTE,
-    LOGIN_HOURS,
+    LOGIN_IDLE_HOURS,
     Identity,
     Login,
     Logins,
@@ -48,6 +51,7 @@ from bigmind.gateway.auth import (
     Refused,
     Verifier,
 )
+from bigmind.gateway.origins import Origins
 from bigmind.mcp import wire
 from bigmind.mcp.metrics import ToolMetrics
 from bigmind.mcp.server import build_server
@@ -92,6 +96,7 @@ class Guard:
         *,
         verifier: Verifier,
         logins: Logins,
+        origins: Origins,
         limiter: RateLimiter,
         max_bytes: int,
         metrics: Metrics,
@@ -100,6 +105,7 @@ class Guard:
         self.metrics = metrics
         self.verifier = verifier
         self.logins = logins
+        self.origins = origins
         self.limiter = limiter
         self.failures = RateLimiter(FAILURES_PER_MINUTE)
         self.max_bytes = max_bytes
@@ -110,6 +116,12 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        path = scope["path"]
+        if (path == "/mcp" or path.startswith("/mcp/")) and self.origins.foreign(headers):
+            log.info("gateway: refused /mcp from the origin %r", headers.get("origin", "")[:200])
+            self.metrics.refused(403, "origin")
+            await _json(send, 403, "forbidden", "Requests from this origin are not allowed.")
+            return
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             await _json(send, 413, "request_too_large", self._too_large())
@@ -159,6 +171,10 @@ class Guard:
         # /mcp and /api: bearer only
         cookie = None if api else cookie_parser(headers.get("cookie", "")).get(COOKIE)
         login = self.logins.get(cookie) if cookie else None
+        if cookie and login is not None and not await self.verifier.holds(login.identity):
+            log.info("gateway: a login of %s ended with its token", login.identity.username)
+            self.logins.close(cookie)
+            login = None
         if login is not None:
             scope[LOGIN] = login
             return login.identity
@@ -290,7 +306,8 @@ def build_gateway(
     server = build_server(settings, rt, threads=True, middleware=[ToolMetrics(metrics)])
     server.add_middleware(CallerFromRequest())
     verifier = Verifier(settings, rt)
-    logins = Logins()
+    logins = Logins(max_hours=settings.login_max_hours)
+    origins = Origins(settings.origins, rt.public_url)
     secret = secrets.token_bytes(32)
     templates = Jinja2Templates(env=page_environment())
 
@@ -306,14 +323,17 @@ def build_gateway(
             "message": message,
             "next": _next(request.query_params.get("next", "/")),
             "oidc": verifier.jwt is not None,
-            "hours": LOGIN_HOURS,
+            "hours": min(LOGIN_IDLE_HOURS, settings.login_max_hours),
+            "max_hours": settings.login_max_hours,
         }
         response = templates.TemplateResponse(request, "login.html", context, status_code=status)
         response.headers.update(SECURITY_HEADERS)
         return response
 
     async def login(request: Request) -> Response:
-        if request.headers.get("sec-fetch-site") == "cross-site":
+        if request.headers.get("sec-fetch-site") == "cross-site" or origins.foreign(
+            request.headers
+        ):
             return login_page(request, "A login from another site was refused.", 403)
         form = await _small_form(request)
         if form is None:
@@ -323,11 +343,12 @@ def build_gateway(
         except Refused as refused:
             log.info("gateway: page login refused: %s", refused)
             return login_page(request, f"Not logged in: {refused.reason}.", 401)
+        cookie, seconds = logins.open(who)
         response = RedirectResponse(_next(form.get("next", "/")), status_code=303)
         response.set_cookie(
             COOKIE,
-            logins.open(who),
-            max_age=LOGIN_HOURS * 3600,
+            cookie,
+            max_age=seconds,
             httponly=True,
             samesite="strict",
             secure=request.url.scheme == "https",
@@ -365,6 +386,7 @@ def build_gateway(
                 Guard,
                 verifier=verifier,
                 logins=logins,
+                origins=origins,
                 limiter=RateLimiter(settings.rate_limit),
                 max_bytes=settings.max_request_bytes,
                 metrics=metrics,

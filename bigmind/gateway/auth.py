@@ -5,17 +5,21 @@ sends. BigMind tokens (``bm_…``) are checked against their SHA-256 in ``api_to
 ``BIGMIND_OIDC_JWKS_URL`` set, any other bearer token is verified as a JWT by FastMCP's
 ``JWTVerifier`` (signature from the issuer's JWKS, expiry, ``iss`` and ``aud``), and the
 ``BIGMIND_OIDC_USER_CLAIM`` claim names the user. Requests are rate-limited per credential
-(a token bucket), failed attempts per client address.
+(a token bucket), failed attempts per client address. A page login (:class:`Logins`) lasts
+while its token does (checked at every request), 12 hours unused at most, and
+``BIGMIND_LOGIN_MAX_HOURS`` (or a JWT's ``exp``) in all.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio.to_thread
@@ -28,7 +32,7 @@ from bigmind.runtime import Runtime
 
 log = logging.getLogger(__name__)
 FAILURES_PER_MINUTE = 30  # bad credentials from one address before it is slowed down
-LOGIN_HOURS = 12  # a page login lasts this long after its last use
+LOGIN_IDLE_HOURS = 12  # a page login lasts this long after its last use
 LOGINS_MAX = 10_000  # page logins kept (the oldest is dropped)
 BUCKETS_MAX = 100_000  # rate-limit buckets kept
 
@@ -40,6 +44,7 @@ class Identity:
     username: str
     principal: str  # "token:<id>", "jwt:<iss>|<sub>" or "login:<id>"
     token_id: str | None = None
+    expires: float | None = None  # a JWT's ``exp`` (seconds since the epoch)
 
 
 class Refused(Exception):
@@ -79,7 +84,15 @@ class Verifier:
         except InvalidInput as exc:
             raise Refused(f"the JWT's {self.claim!r} claim is not a usable user name") from exc
         subject = f"{claims.get('iss', '')}|{claims.get('sub', user)}"
-        return Identity(user, f"jwt:{subject}")
+        expires = float(access.expires_at) if access.expires_at is not None else None
+        return Identity(user, f"jwt:{subject}", expires=expires)
+
+    async def holds(self, who: Identity) -> bool:
+        """Whether the BigMind token ``who`` came from is still live and its user still
+        there (one read by the token's id); a JWT's identity holds until its ``exp``."""
+        if who.token_id is None:
+            return who.expires is None or who.expires > time.time()
+        return await anyio.to_thread.run_sync(self._holds, who.token_id, who.username)
 
     def _token(self, secret: str) -> Identity | None:
         db = self.rt.store.db  # the configured (service) user's store: opens the database
@@ -88,6 +101,14 @@ class Verifier:
             return None
         tokens.mark_used(db, found)
         return Identity(found.username, f"token:{found.id}", found.id)
+
+    def _holds(self, token_id: str, username: str) -> bool:
+        db = self.rt.store.db
+        found = tokens.live(db, token_id)
+        if found is None or found.username != username:
+            return False
+        tokens.mark_used(db, found)
+        return True
 
 
 def _jwt_verifier(settings: Settings):  # type: ignore[no-untyped-def]
@@ -130,17 +151,28 @@ class RateLimiter:
 
 @dataclass(slots=True)
 class Login:
-    """A page login: the user, its CSRF token, and when it lapses."""
+    """A page login: the user, its CSRF token, and when it lapses (unused, and in all)."""
 
     identity: Identity
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
-    until: float = 0.0
+    until: float = 0.0  # ``clock()`` time: ends unless used before
+    ends: float = 0.0  # ``clock()`` time: ends, used or not
 
 
 class Logins:
-    """Page logins by cookie value (a random 256-bit id; only its digest is kept)."""
+    """Page logins by cookie value (a random 256-bit id; only its digest is kept). Each ends
+    ``idle_hours`` after its last use, ``max_hours`` after it was made, and at its JWT's
+    ``exp``; ``clock`` gives seconds since the epoch."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        max_hours: float = 24,
+        idle_hours: float = LOGIN_IDLE_HOURS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.max_s = max_hours * 3600
+        self.idle_s = idle_hours * 3600
+        self.clock = clock
         self._by_id: OrderedDict[str, Login] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -148,28 +180,31 @@ class Logins:
     def _key(cookie: str) -> str:
         return hashlib.sha256(cookie.encode()).hexdigest()
 
-    def open(self, who: Identity) -> str:
+    def open(self, who: Identity) -> tuple[str, int]:
+        """A new login for ``who``: its cookie value, and the seconds it may last."""
         cookie = secrets.token_urlsafe(32)
         key = self._key(cookie)
-        login = Login(Identity(who.username, f"login:{key[:16]}", who.token_id))
-        login.until = time.monotonic() + LOGIN_HOURS * 3600
+        now = self.clock()
+        login = Login(Identity(who.username, f"login:{key[:16]}", who.token_id, who.expires))
+        login.ends = min(now + self.max_s, who.expires if who.expires is not None else math.inf)
+        login.until = min(now + self.idle_s, login.ends)
         with self._lock:
             self._by_id[key] = login
             while len(self._by_id) > LOGINS_MAX:
                 self._by_id.popitem(last=False)
-        return cookie
+        return cookie, max(0, int(login.ends - now))
 
     def get(self, cookie: str) -> Login | None:
         key = self._key(cookie)
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             login = self._by_id.get(key)
             if login is None:
                 return None
-            if login.until < now:
+            if login.until <= now or login.ends <= now:
                 del self._by_id[key]
                 return None
-            login.until = now + LOGIN_HOURS * 3600
+            login.until = min(now + self.idle_s, login.ends)
             self._by_id.move_to_end(key)
             return login
 

@@ -69,7 +69,16 @@ def check(db: Backend, secret: str) -> TokenRow | None:
     """The live token ``secret`` is (not revoked, not expired), or None."""
     if not secret.startswith(PREFIX) or len(secret) > 200:
         return None
-    found = Tokens(db, "").by_hash(digest(secret))
+    return _live(Tokens(db, "").by_hash(digest(secret)))
+
+
+def live(db: Backend, token_id: str) -> TokenRow | None:
+    """The token ``token_id`` while it is live and its user exists, else None (a page login
+    made from it is checked so at each request)."""
+    return _live(Tokens(db, "").by_id(token_id))
+
+
+def _live(found: TokenRow | None) -> TokenRow | None:
     if found is None or found.revoked_at is not None:
         return None
     if found.expires_at is not None and found.expires_at <= now_ts():

@@ -80,6 +80,14 @@ class Tokens(Table):
         )
         return _token(rows[0]) if rows else None
 
+    def by_id(self, token_id: str) -> TokenRow | None:
+        """The token with this id and its user (None when either is gone): one indexed read."""
+        rows = self.db.query(
+            f"SELECT {_COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ?",
+            (token_id,),
+        )
+        return _token(rows[0]) if rows else None
+
     def listed(self, user_id: str | None = None) -> list[TokenRow]:
         """Tokens of one user (or everyone's), newest first."""
         where, args = ("WHERE t.user_id = ?", (user_id,)) if user_id else ("", ())

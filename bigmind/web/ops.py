@@ -52,7 +52,7 @@ access_log = logging.getLogger("bigmind.http")
 UNMATCHED = "unmatched"  # the route label of a request no route took (404s: any path)
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 OUTCOMES = ("ok", "tool_error", "internal_error")
-REFUSALS = (401, 429)
+REFUSALS = (401, 403, 429)
 SEMANTIC_STATES = (
     "off",
     "unavailable",
@@ -129,7 +129,7 @@ class Metrics:
         self.tool_seconds.labels(tool).observe(seconds)
 
     def refused(self, status: int, reason: str) -> None:
-        """The gateway refused a request: ``status`` 401 or 429, ``reason`` a short slug
+        """The gateway refused a request: ``status`` 401, 403 or 429, ``reason`` a short slug
         (``missing_token``, ``bad_token``, ``expired``, ``revoked``, ``rate_limit``…)."""
         if status not in REFUSALS:
             raise ValueError(f"status must be one of {REFUSALS}, got {status}")
