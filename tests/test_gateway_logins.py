@@ -16,9 +16,9 @@ from starlette.datastructures import Headers
 
 from bigmind.config import Settings
 from bigmind.gateway.auth import Identity, Logins
-from bigmind.gateway.origins import Origins
 from bigmind.memory import tokens
 from bigmind.models import ts_ago
+from bigmind.web.origins import Origins
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}

@@ -4,7 +4,7 @@ One Starlette app: MCP's streamable HTTP transport at ``/mcp`` (the same tools a
 REST API at ``/api/v1`` (:mod:`bigmind.web.rest`), the profile pages at ``/`` (a login cookie,
 or a bearer token), and the routes other modules add.
 Every request but ``/login`` and the static files passes :class:`Guard` first: an ``/mcp``
-request a browser sent from a foreign origin is refused (403, :mod:`bigmind.gateway.origins`),
+request a browser sent from a foreign origin is refused (403, :mod:`bigmind.web.origins`),
 its body is read up to ``BIGMIND_MAX_REQUEST_BYTES`` (more: 413), its credential checked (none
 or a bad one: 401, with ``WWW-Authenticate``), its rate limited (429), an MCP message screened
 as a stdio line is (:mod:`bigmind.mcp.wire`: 400 with the JSON-RPC error), and it runs as the
@@ -51,7 +51,6 @@ from bigmind.gateway.auth import (
     Refused,
     Verifier,
 )
-from bigmind.gateway.origins import Origins
 from bigmind.mcp import wire
 from bigmind.mcp.metrics import ToolMetrics
 from bigmind.mcp.server import build_server
@@ -59,6 +58,7 @@ from bigmind.runtime import Runtime
 from bigmind.web import ops, rest
 from bigmind.web.app import SECURITY_HEADERS, create_app, local_path, page_environment
 from bigmind.web.ops import Metrics, MetricsMiddleware
+from bigmind.web.origins import Origins
 
 log = logging.getLogger(__name__)
 USER = "bigmind.user"  # scope key: the authenticated username

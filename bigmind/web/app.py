@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode
 
 import jinja2
 from starlette.applications import Starlette
@@ -38,6 +38,7 @@ from bigmind.project import name_of
 from bigmind.runtime import Runtime
 from bigmind.web import charts
 from bigmind.web import data as webdata
+from bigmind.web.origins import Origins
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).parent
@@ -175,8 +176,10 @@ def create_app(
         response.headers.update(SECURITY_HEADERS)
         return response
 
+    origins = Origins(s.origins, rt.public_url)
+
     async def checked_form(request: Request) -> dict[str, str]:
-        if _foreign(request):
+        if _foreign(request, origins):
             raise Forbidden("This change came from another site and was refused.")
         values = await _small_form(request)
         if not hmac.compare_digest(values.get("csrf", ""), csrf_for(request)):
@@ -389,15 +392,10 @@ async def _small_form(request: Request) -> dict[str, str]:
     return dict(pairs)
 
 
-def _foreign(request: Request) -> bool:
+def _foreign(request: Request, origins: Origins) -> bool:
     """Did the browser post this from another site? (The CSRF token is the real guard.)"""
     site = request.headers.get("sec-fetch-site")
-    if site in ("cross-site", "same-site"):
-        return True
-    origin = request.headers.get("origin")
-    if origin == "null":  # an opaque origin is ours only when the browser says same-origin
-        return site != "same-origin"
-    return bool(origin) and urlsplit(origin or "").netloc != request.headers.get("host")
+    return site in ("cross-site", "same-site") or origins.foreign(request.headers)
 
 
 def _week(monday: date) -> str:
