@@ -217,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         BIGMIND_USER="gateway",
         BIGMIND_EMBED_MODEL="off",
         BIGMIND_RATE_LIMIT="0",
+        BIGMIND_CONNECTIONS_PER_ADDRESS="0",  # every client connects from 127.0.0.1
         BIGMIND_LOG_LEVEL="WARNING",
         BIGMIND_POOL_SIZE="8",
     )

@@ -56,6 +56,25 @@ class Settings(BaseSettings):
         le=1_000_000,
         description="Gateway requests per minute per token, in bursts of up to a tenth (0: off).",
     )
+    header_timeout_s: float = Field(
+        default=10.0,
+        ge=0,
+        description="Seconds in which an HTTP request's head must arrive, from the connection's "
+        "opening or the previous response's end; later: 408, closed (gateway and profile page; "
+        "0: no deadline).",
+    )
+    body_timeout_s: float = Field(
+        default=30.0,
+        ge=0,
+        description="Seconds in which an HTTP request's body must arrive after its head; later: "
+        "408, closed (0: no deadline).",
+    )
+    connections_per_address: int = Field(
+        default=20,
+        ge=0,
+        description="Open HTTP connections one client address may hold; more are answered 503 "
+        "and closed at once (0: no bound; behind a reverse proxy every client has its address).",
+    )
     oidc_jwks_url: str | None = Field(
         default=None,
         description="The gateway also accepts OIDC/JWT bearer tokens signed by this JWKS' keys.",

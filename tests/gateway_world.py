@@ -18,6 +18,7 @@ from bigmind.config import Settings
 from bigmind.gateway.app import build_gateway
 from bigmind.memory import tokens
 from bigmind.runtime import Runtime
+from bigmind.web.deadlines import uvicorn_options
 
 
 @dataclass
@@ -35,7 +36,14 @@ def running(settings: Settings, port: int) -> Iterator[Running]:
     rt = Runtime(settings, background=False, serves_many=True)
     rt.public_url = f"http://127.0.0.1:{port}"
     app = build_gateway(settings, rt)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        **uvicorn_options(settings),  # the slow clients' deadlines, as `bigmind serve --http`
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="gateway", daemon=True)
     thread.start()

@@ -99,6 +99,7 @@ def test_the_gateways_settings_are_valid_enterprise_settings(
     monkeypatch.delenv("BIGMIND_DB_PATH")
     s = Settings()
     assert s.mode == "enterprise" and s.log_format == "json"
+    assert s.connections_per_address == 0  # all clients share the proxy's address
     assert s.db_url == "postgresql://bigmind:s3cret-example@postgres:5432/bigmind"
     assert "s3cret" not in s.database  # what messages show
 

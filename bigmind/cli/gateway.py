@@ -21,6 +21,7 @@ def serve_http(args: argparse.Namespace) -> int:
 
     from bigmind.gateway.app import build_gateway
     from bigmind.runtime import Runtime
+    from bigmind.web.deadlines import uvicorn_options
 
     settings = load_settings()
     host = args.host or settings.http_host
@@ -43,6 +44,7 @@ def serve_http(args: argparse.Namespace) -> int:
             access_log=False,  # the gateway's own access lines carry the user (web/ops.py)
             log_config=None,  # uvicorn's lines in BigMind's format (BIGMIND_LOG_FORMAT)
             timeout_graceful_shutdown=10,
+            **uvicorn_options(settings),  # slow clients' deadlines (web/deadlines.py)
         )
     finally:
         rt.close()

@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -331,6 +331,11 @@ def create_app(
         }.get(exc.status_code, str(exc.detail))
         return error_page(request, exc.status_code, message)
 
+    def client_gone(request: Request, exc: Exception) -> Response:
+        # The client left (or was cut off: web/deadlines.py) before its form was whole.
+        log.info("profile page %s: the client went before its request was whole", request.url.path)
+        return Response(status_code=400)  # nobody reads it: the connection is closed
+
     def server_error(request: Request, exc: Exception) -> Response:
         log.error("profile page %s failed", request.url.path, exc_info=exc)
         return error_page(
@@ -364,6 +369,7 @@ def create_app(
         exception_handlers={
             BigMindError: bigmind_error,
             HTTPException: http_error,
+            ClientDisconnect: client_gone,
             500: server_error,
         },
     )

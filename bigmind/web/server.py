@@ -215,6 +215,7 @@ def uvicorn_server(rt: Runtime) -> uvicorn.Server:
     import uvicorn
 
     from bigmind.web.app import create_app
+    from bigmind.web.deadlines import uvicorn_options
 
     config = uvicorn.Config(
         create_app(rt),
@@ -223,6 +224,7 @@ def uvicorn_server(rt: Runtime) -> uvicorn.Server:
         lifespan="off",
         log_level="warning",
         timeout_graceful_shutdown=1,
+        **uvicorn_options(rt.settings),  # slow clients' deadlines (web/deadlines.py)
     )
     return uvicorn.Server(config)
 
