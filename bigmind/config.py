@@ -38,6 +38,17 @@ class Settings(BaseSettings):
 
     db_path: Path = Field(default=DEFAULT_DB_PATH, description="SQLite database file.")
     db_url: str | None = Field(default=None, description="PostgreSQL DSN (enterprise mode).")
+    db_owner_url: str | None = Field(
+        default=None,
+        description="PostgreSQL DSN of the role that owns the tables: migrations and the "
+        "cross-user work (embedder, usage counts, `bigmind token`) use it, requests use "
+        "BIGMIND_DB_URL, then a runtime role (docs/privacy-postgres.md).",
+    )
+    allow_unsafe_db_role: bool = Field(
+        default=False,
+        description="Serve even though BIGMIND_DB_URL's role is a superuser or has BYPASSRLS "
+        "(row-level security off for it; warned at start and by `bigmind doctor`).",
+    )
     mode: Literal["personal", "team", "enterprise"] = "personal"
     user: str = Field(default_factory=_login_name, description="Whose memory this server serves.")
     port: int = Field(default=7700, ge=1, le=65535, description="Profile page port.")
@@ -189,7 +200,7 @@ class Settings(BaseSettings):
             raise ValueError("BIGMIND_USER must not be blank")
         return v
 
-    @field_validator("db_url")
+    @field_validator("db_url", "db_owner_url")
     @classmethod
     def _dsn(cls, v: str | None) -> str | None:
         v = (v or "").strip() or None
@@ -231,6 +242,8 @@ class Settings(BaseSettings):
                 "BIGMIND_MODE=enterprise needs BIGMIND_DB_URL (postgresql://…); "
                 "personal and team modes use the SQLite file at BIGMIND_DB_PATH"
             )
+        if self.db_owner_url and not self.db_url:
+            raise ValueError("BIGMIND_DB_OWNER_URL needs BIGMIND_DB_URL (the runtime role's DSN)")
         return self
 
     @property

@@ -124,7 +124,9 @@ class Runtime:
         if self._closing.is_set():
             raise BackendUnavailable("BigMind is shutting down; start it again to continue.")
         s = self.settings
-        backend = open_database(s, create=self.create)
+        # A server for several users refuses a role that bypasses row-level security.
+        serving = self.serves_many or (self.background and s.mode != "personal")
+        backend = open_database(s, create=self.create, serving=serving)
         self._backend = backend  # what close() closes (stores hold views of it)
         store = Store(
             backend,

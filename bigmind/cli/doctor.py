@@ -99,7 +99,7 @@ def run_checks(project: Path, *, quick: bool = False) -> list[Check]:
         ]
     backend: AnyBackend | None
     if settings.db_url:
-        server = check_postgresql(settings.db_url)
+        server = check_postgresql(settings.db_url, allow=settings.allow_unsafe_db_role)
         if server.status == "fail":
             skipped = "skipped until PostgreSQL is reachable"
             drivers = [server, Check("pgvector", "warn", skipped)]
@@ -225,7 +225,7 @@ def _judge_settings(settings: Settings) -> Check:
     values = []
     for field in type(settings).model_fields:
         value = getattr(settings, field)
-        if field == "db_url" and value:
+        if field in ("db_url", "db_owner_url") and value:
             from bigmind.storage.pg import redact
 
             value = redact(value)  # a DSN may carry a password
@@ -246,8 +246,9 @@ def _judge_settings(settings: Settings) -> Check:
 
 
 # -- PostgreSQL -----------------------------------------------------------------------------
-def check_postgresql(url: str) -> Check:
-    """One direct connection with a short timeout: reachable, which server, which database."""
+def check_postgresql(url: str, *, allow: bool = False) -> Check:
+    """One direct connection with a short timeout: reachable, which server, which database;
+    a role that bypasses row-level security is warned of (``allow``: served anyway)."""
     from bigmind.storage.pg import _psycopg, redact
 
     where = redact(url)
@@ -276,7 +277,12 @@ def check_postgresql(url: str) -> Check:
             "warn",
             f"{server} at {where} (as {row[1]}): row-level security is NOT enforced — "
             f"{row[1]} is a superuser or has BYPASSRLS, so every user's memory is open to it; "
-            "connect BigMind as a plain role that owns its tables (docs/privacy-postgres.md)",
+            + (
+                "BIGMIND_ALLOW_UNSAFE_DB_ROLE=1: the gateway serves anyway; "
+                if allow
+                else "the gateway and team or enterprise servers refuse to start; "
+            )
+            + "connect BigMind as a plain role (docs/privacy-postgres.md)",
         )
     return Check("postgresql", "ok", f"{server} at {where} (as {row[1]})")
 

@@ -383,6 +383,13 @@ COMMANDS: dict[str, Command] = {
         "bigmind.cli.token:token_arguments",
         json=True,
     ),
+    "db": Command(
+        "bigmind.cli.dbroles:cmd_db",
+        "PostgreSQL roles: grant a runtime role what the gateway needs (run as the owner).",
+        "bigmind db grant-runtime bigmind_runtime",
+        "bigmind.cli.dbroles:db_arguments",
+        json=True,
+    ),
     "migrate-db": Command(
         "bigmind.cli.migrate:cmd_migrate_db",
         "Copy a personal SQLite memory (all users, tiers, vectors) into PostgreSQL; resumable.",

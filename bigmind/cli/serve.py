@@ -47,7 +47,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # SQLite file is still opened lazily (a bad path becomes a clear tool error).
         from bigmind.storage.connect import open_database
 
-        open_database(settings).close()
+        open_database(settings, serving=settings.mode != "personal").close()
     with stdio.answering(limit=settings.max_request_bytes) as ledger:
 
         def leave(code: int) -> None:

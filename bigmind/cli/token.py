@@ -40,7 +40,8 @@ def cmd_token(args: argparse.Namespace) -> int:
     from bigmind.storage.connect import open_database
 
     settings = load_settings()
-    db = open_database(settings, create=args.action == "create")
+    # api_tokens is the owner role's to write (BIGMIND_DB_OWNER_URL, when set).
+    db = open_database(settings, create=args.action == "create", owner=True)
     try:
         target = args.user if args.action != "revoke" else args.who
         if target != settings.user:

@@ -121,6 +121,7 @@ class PostgresBackend:
         *,
         busy_timeout_ms: int = 10_000,
         pool_size: int = 4,
+        owner: PostgresBackend | None = None,
         _shared: PostgresBackend | None = None,
     ) -> None:
         psycopg = _psycopg()
@@ -139,6 +140,7 @@ class PostgresBackend:
             self.user_id, self.maintaining = _shared.user_id, _shared.maintaining
             return
         self._root = self
+        self._owner = owner  # the tables' owner role: migrations and maintenance (pgroles)
         self._statements = 0
         self._transactions = 0
         # What each pooled connection has in force: (user id, maintenance).
@@ -187,7 +189,10 @@ class PostgresBackend:
 
     def maintenance(self) -> PostgresBackend:
         """The same pool, across users (migrations, the copier, the embedder, the usage
-        flusher). PostgreSQL honours it only for a role that owns the tables."""
+        flusher). PostgreSQL honours it only for a role that owns the tables: the owner
+        backend's pool when there is one (BIGMIND_DB_OWNER_URL)."""
+        if self._root._owner is not None:
+            return self._root._owner.maintenance()
         return self if self.maintaining else self._view("", True)
 
     # -- connections -----------------------------------------------------------------------
@@ -325,6 +330,8 @@ class PostgresBackend:
     def close(self) -> None:
         if self._owns_pool:
             self._pool.close()
+            if self._owner is not None:
+                self._owner.close()
 
     # -- introspection ---------------------------------------------------------------------
     def columns(self, table: str) -> set[str]:
