@@ -11,12 +11,14 @@ import json
 from pathlib import Path
 
 import pytest
+from mcp_calls import Cli, call
 
 from bigmind.cli.main import main
 from bigmind.config import Settings
 from bigmind.memory import correct, focus, journal, mirror, people, purge, tokens
 from bigmind.memory.forget import CUT_NAMES, Places
 from bigmind.models import now_ts
+from bigmind.runtime import Runtime
 from bigmind.storage import purge as rows
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.db import Backend
@@ -294,6 +296,22 @@ def test_forget_drops_the_memorys_lines_from_the_mirror(
     assert "vault" not in text and f"[#{kept.id}] Deploys run from CI" in text
     assert not mirror.has_edits(path)
     assert mirror.pull(store, None, path).summary().startswith("0 facts updated, 0 deprecated")
+
+
+@pytest.mark.anyio
+async def test_memory_forget_rewrites_the_mirror_and_names_what_it_leaves(
+    client: Cli, runtime: Runtime, settings: Settings
+) -> None:
+    store = runtime.store
+    gone, _, _ = store.store_fact("ops", "The vault token is in 1Password")
+    store.store_fact("ops", "Deploys run from CI")
+    path = mirror.default_path(settings.data_dir, None)
+    mirror.write(store, path)
+    assert "vault" in path.read_text()
+    text, _ = await call(client, "memory_forget", kind="fact", id=gone.id)
+    assert f"Rewrote the Markdown mirror: {path}." in text
+    assert "Not reached (copies BigMind does not control):\n- exports you made: none in" in text
+    assert "vault" not in path.read_text() and "Deploys run from CI" in path.read_text()
 
 
 def test_purge_lists_what_it_leaves_even_when_nothing_matches(

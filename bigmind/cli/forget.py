@@ -125,7 +125,7 @@ def _found_data(found: Found, done: Forgotten | None) -> dict[str, Any]:
     data: dict[str, Any] = {
         "match": found.text,
         "found": [{"kind": t.kind, "id": t.id, "label": t.label} for t in found.targets],
-        "cut": found.cut_lines(),
+        "cuts": found.cut_lines(),
         "directory": found.directory,
         "mirrors": [str(p) for p in found.mirrors],
         "refused": found.refused,

@@ -101,7 +101,8 @@ class FactHistory(Table):
         return len(rows)
 
     def holding(self, text: str, limit: int) -> list[int]:
-        """Ids of the facts an earlier version of which contains ``text`` (any case)."""
+        """Ids of the facts an earlier version of which (its text, category or the reason it
+        was replaced) contains ``text`` (any case)."""
         rows = self.db.query(
             "SELECT DISTINCT fact_id FROM fact_history WHERE user_id = ?"
             f" AND {containing(_MATCHED)}"

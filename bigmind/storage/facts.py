@@ -180,8 +180,8 @@ class Facts(Table):
         return sorted(int(r["id"]) for r in rows)
 
     def holding(self, text: str, limit: int) -> list[Row]:
-        """``id``, ``category``, ``fact``, ``deprecated`` of the facts (any status) whose text
-        or category contains ``text``, any case, oldest first."""
+        """``id``, ``category``, ``fact``, ``deprecated`` of the facts (any status) whose text,
+        category or deprecation reason contains ``text``, any case, oldest first."""
         cols = matched("facts", "f")
         return self.db.query(
             "SELECT f.id, f.category, f.fact, f.deprecated FROM facts f WHERE f.user_id = ?"

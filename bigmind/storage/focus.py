@@ -68,7 +68,8 @@ class FocusAnnouncements(Table):
         return [int(r["id"]) for r in rows]
 
     def holding(self, text: str, limit: int) -> list[Focus]:
-        """Announcements whose description or files contain ``text``, any case, oldest first."""
+        """Announcements whose description, files or IDE hint contain ``text``, any case,
+        oldest first."""
         cols = matched("focus_announcements", "f")
         rows = self.db.query(
             f"SELECT {_COLUMNS} FROM focus_announcements f WHERE f.user_id = ?"

@@ -192,8 +192,8 @@ class Sessions(Table):
         return bool(rows)
 
     def holding(self, text: str, limit: int) -> list[Row]:
-        """``id``, ``started_at``, ``one_liner`` of the sessions whose one-liner, topics or
-        outcome contains ``text``, any case, oldest first."""
+        """``id``, ``started_at``, ``one_liner`` of the sessions whose one-liner, topics,
+        outcome or IDE hint contains ``text``, any case, oldest first."""
         cols = matched("sessions")
         return self.db.query(
             "SELECT id, started_at, one_liner FROM sessions WHERE user_id = ?"
