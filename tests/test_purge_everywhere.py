@@ -19,10 +19,11 @@ from bigmind.memory import correct, focus, journal, mirror, people, purge, token
 from bigmind.memory.forget import CUT_NAMES, Places
 from bigmind.models import now_ts
 from bigmind.runtime import Runtime
-from bigmind.storage import purge as rows
+from bigmind.storage import purge as purge_rows
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.db import Backend
 from bigmind.storage.knowledge import Knowledge
+from bigmind.storage.people import People
 from bigmind.storage.profile import Profiles
 from bigmind.storage.reminders import Reminders
 from bigmind.storage.savings import Savings
@@ -118,9 +119,9 @@ def test_every_text_column_is_sorted(backend: Backend) -> None:
                 missing = set(cols) - set(schema.get(table, ()))
                 assert not missing, f"{name}[{table!r}] names no column of the schema: {missing}"
     # Each table purge matches is forgotten, cut or made again: none is matched and ignored.
-    handled = {*purge.FORGOTTEN_AS, *rows.CUT_TABLES, *rows.REBUILT_TABLES}
+    handled = {*purge.FORGOTTEN_AS, *purge_rows.CUT_TABLES, *purge_rows.REBUILT_TABLES}
     assert set(matched_tables()) == handled
-    assert set(rows.CUT_TABLES) == set(CUT_NAMES)
+    assert set(purge_rows.CUT_TABLES) == set(CUT_NAMES)
 
 
 # -- a memory with the marker everywhere -----------------------------------------------------------
@@ -322,3 +323,28 @@ def test_purge_lists_what_it_leaves_even_when_nothing_matches(
     assert not found.anything and len(found.left) == 4
     assert main(["purge", "--match", "nothing-like-it", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["left"] == found.left
+
+
+def test_purge_touches_only_what_is_the_users_to_touch(backend: Backend) -> None:
+    """Team mode, alice a member: bob's profile is not searched; the person bob added and the
+    company knowledge he promoted are named, untouched; alice's own profile is cut."""
+    alice = Store(backend, "alice", mode="team")
+    bob = Store(backend, "bob", mode="team")
+    for who in (alice, bob):
+        who.update_profile(f"{who.user.username} ({MARK})")
+    people.remember(bob, "jdoe", notes=f"knows {MARK}")
+    with backend.transaction() as tx:  # approved (a curator's doing)
+        entry = Knowledge(backend, bob.uid).add(
+            tx, "ops", "Vault", f"The {MARK} vault", 5, None, now_ts(), approved=True
+        )
+    found = purge.find(alice, MARK)
+    assert [c.table for c in found.cuts] == ["identity_profile"]
+    assert [line.split(":")[0] for line in found.refused] == [
+        "person #1 @jdoe",
+        f"company knowledge #{entry}",
+    ]
+    purge.purge(alice, found)
+    assert alice.get_profile().role == "alice ([purged])"
+    assert MARK in str(bob.get_profile().role)
+    assert MARK in str(People(backend, "").get("jdoe"))
+    assert MARK in str(Knowledge(backend, "").get(entry))

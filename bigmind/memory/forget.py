@@ -43,7 +43,7 @@ from bigmind.memory import globalkb, mirror
 from bigmind.memory.quoting import quoted
 from bigmind.models import now_ts
 from bigmind.search.vectors import VectorStore
-from bigmind.storage import purge as cuts_table
+from bigmind.storage import purge as purge_rows
 from bigmind.storage import upkeep, usage
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.db import Tx
@@ -355,7 +355,7 @@ def forget(
     targets: Sequence[Target],
     *,
     places: Places | None = None,
-    cuts: Sequence[cuts_table.Cut] = (),
+    cuts: Sequence[purge_rows.Cut] = (),
     match: str | None = None,
 ) -> Forgotten:
     """Delete ``targets`` (from :func:`resolve` or a purge's find) in one transaction, cut
@@ -376,16 +376,16 @@ def forget(
             tidy.update(LINK_TABLES.get(t.kind, ()))
             done.vector_kinds.update(VECTOR_KINDS[t.kind])
         for c in cuts:
-            if match and cuts_table.cut(tx, c, match):
+            if match and purge_rows.cut(tx, c, match):
                 name = CUT_NAMES[c.table]
                 done.cut[name] = done.cut.get(name, 0) + 1
                 rewrite.add(c.table)
-                done.vector_kinds.update(cuts_table.vector_kinds(c.table))
+                done.vector_kinds.update(purge_rows.vector_kinds(c.table))
         tidy.update(table(k) for k in done.vector_kinds if tx.table_exists(table(k)))
         if match is not None or any(t.kind in ("session", "fact") for t in targets):
             store.directory.rebuild(tx, now_ts())  # its counts and topics, without them
         if match is not None:  # the directory may have held the text
-            rewrite.update(cuts_table.REBUILT_TABLES)
+            rewrite.update(purge_rows.REBUILT_TABLES)
         upkeep.drop_samples(tx, sorted(rewrite))
     done.scrub = store.db.scrub(sorted(rewrite), sorted(tidy - rewrite))
     if places is not None:

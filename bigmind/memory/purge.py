@@ -29,7 +29,7 @@ from bigmind.memory.forget import (
     left,
     may_forget_person,
 )
-from bigmind.storage import purge as rows
+from bigmind.storage import purge as purge_rows
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.fact_files import FactFiles
 from bigmind.storage.fact_history import FactHistory
@@ -65,7 +65,7 @@ class Found:
 
     text: str
     targets: list[Target] = field(default_factory=list)
-    cuts: list[rows.Cut] = field(default_factory=list)
+    cuts: list[purge_rows.Cut] = field(default_factory=list)
     directory: bool = False
     mirrors: list[Path] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # matches the user may not touch
@@ -154,9 +154,11 @@ def _memories(store: Store, found: Found) -> None:
 def _rows(store: Store, found: Found) -> None:
     """The rows that are not memories: the user's own, and company knowledge they promoted
     or may curate (another's is named, untouched)."""
-    for table in rows.CUT_TABLES:
+    for table in purge_rows.CUT_TABLES:
         shared = table == "global_knowledge"
-        for c in rows.holding(store.db, table, None if shared else store.uid, found.text, 1000):
+        for c in purge_rows.holding(
+            store.db, table, None if shared else store.uid, found.text, 1000
+        ):
             if shared and c.owner != store.uid and not globalkb.may_curate(store):
                 found.refused.append(
                     f"company knowledge #{c.key}: promoted by another user; a curator or "
@@ -165,5 +167,5 @@ def _rows(store: Store, found: Found) -> None:
             else:
                 found.cuts.append(c)
     found.directory = any(
-        rows.holding(store.db, t, store.uid, found.text, 1) for t in rows.REBUILT_TABLES
+        purge_rows.holding(store.db, t, store.uid, found.text, 1) for t in purge_rows.REBUILT_TABLES
     )
