@@ -25,7 +25,7 @@ from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
 
 if TYPE_CHECKING:
-    from bigmind.memory.forget import Forgotten
+    from bigmind.memory.forget import Forgotten, Places
     from bigmind.models import Hit
     from bigmind.search.embedder import Embedder
     from bigmind.search.recall import Recall
@@ -174,6 +174,17 @@ class Runtime:
         if not self.serves_many:
             return self.settings.data_dir
         return self.settings.data_dir / "users" / self.store.uid
+
+    @property
+    def places(self) -> Places:
+        """The folders of the files BigMind writes for the running call's user: the Markdown
+        mirrors (a forget rewrites them) and the exports (a forget names them, untouched)."""
+        from bigmind.memory import exportpath, mirror
+        from bigmind.memory.forget import Places
+
+        return Places(
+            mirror.folder(self.settings.data_dir), exportpath.exports_folder(self.files_dir)
+        )
 
     @property
     def semantic(self) -> Semantic | None:

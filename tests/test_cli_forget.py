@@ -69,9 +69,9 @@ def cli(
 
 def holding(store: Store, text: str) -> int:
     """Rows of the user's memory (any table) holding ``text``, any case."""
-    from bigmind.memory import forget
+    from bigmind.memory import purge
 
-    return len(forget.find(store, text).targets)
+    return len(purge.find(store, text).targets)
 
 
 def test_purge_lists_asks_and_forgets_every_kind(
@@ -81,7 +81,7 @@ def test_purge_lists_asks_and_forgets_every_kind(
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "8 memories contain 'zq7XABCDEF':"
-    listed = [tuple(line.split()[:2]) for line in lines[1:]]
+    listed = [tuple(line.split()[:2]) for line in lines[1:9]]
     assert listed == [
         ("session", seeded["session"]),  # its exchange and summary go with it: not listed again
         ("summary", seeded["summary"]),
@@ -93,6 +93,7 @@ def test_purge_lists_asks_and_forgets_every_kind(
         ("person", f"#{seeded['person']}"),
     ]
     assert "(an earlier version matches)" in lines[5]
+    assert lines[9] == "Purge does not reach these copies (BigMind does not control them):"
     assert holding(store, TOKEN) == 8  # a dry run deletes nothing
     # Not confirmed: nothing goes, exit 1.
     code, out, err = cli(capsys, "purge", "--match", TOKEN, stdin="n\n")

@@ -402,14 +402,14 @@ async def test_a_big_purge_leaves_no_bytes_either(
     client: Cli, runtime: Runtime, settings: Settings, tmp_path: Path
 ) -> None:
     """Past BULK memories, one forget deletes in bulk (FTS5 merges its indexes afterwards)."""
-    from bigmind.memory import forget
+    from bigmind.memory import forget, purge
 
     store, w = runtime.store, World(runtime, client, settings, tmp_path)
     marker = "zqbulk7x"
     for i in range(forget.BULK + 20):
         store.append_chunk(f"exchange {i} pasted {marker} by mistake")
     store.store_fact("ops", f"{KEEP} nightly builds")
-    found = forget.find(store, marker)
+    found = purge.find(store, marker)
     assert len(found.targets) == forget.BULK + 20 and present(w, [marker], "chunk")
     done = forget.forget(store, found.targets)
     assert done.removed["exchanges"] == forget.BULK + 20
@@ -447,7 +447,8 @@ def test_postgresql_rewrites_the_tables_a_forget_touched(
 
         before = filenode()
         done = forget.forget(store, [forget.resolve(store, "fact", a.id)])
-        assert done.scrub.startswith("VACUUM FULL fact_history, facts;") and filenode() != before
+        assert done.scrub.startswith("VACUUM FULL fact_files, fact_history, fact_links, facts;")
+        assert filenode() != before
         monkeypatch.setattr(pg, "REWRITE_MAX_ROWS", -2)  # every table counts as big
         before = filenode()
         done = forget.forget(store, [forget.resolve(store, "fact", b.id)])

@@ -1,10 +1,11 @@
 """``bigmind forget`` and ``bigmind purge``: delete memories for good from the terminal.
 
 ``forget KIND ID`` deletes one memory the user names (the id is the confirmation). ``purge
---match TEXT`` finds every memory of the user holding a text (any case, a plain substring),
-lists them, and asks before deleting them all (``--yes`` skips the question, ``--dry-run``
-only lists). Exit codes: 0 done (or nothing matched), 1 not confirmed, 2 bad input,
-3 no such memory, 4 not yours to forget.
+--match TEXT`` finds everything of the user holding a text (any case, a plain substring) —
+memories, rows it cuts the text out of, Markdown mirror lines — lists it with the copies no
+purge reaches, and asks before deleting (``--yes`` skips the question, ``--dry-run`` only
+lists). Exit codes: 0 done (or nothing matched), 1 not confirmed, 2 bad input, 3 no such
+memory, 4 not yours to forget.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from bigmind.cli.main import runtime
 from bigmind.errors import NoMemoryYet, NotFound
 
 if TYPE_CHECKING:
-    from bigmind.memory.forget import Forgotten, Found, Target
+    from bigmind.memory.forget import Forgotten, Target
+    from bigmind.memory.purge import Found
 
 KINDS_HELP = "fact, chunk, summary, session, hypothesis, person, focus, attempt or reminder"
 
@@ -44,7 +46,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     rt = runtime()
     try:
         target = forget.resolve(rt.store, args.kind, args.id)
-        done = forget.forget(rt.store, [target])
+        done = forget.forget(rt.store, [target], places=rt.places)
     except NoMemoryYet as exc:  # the memory named is not there: as for a wrong id
         raise NotFound(f"No memory yet at {exc.where}: nothing to forget.") from exc
     finally:
@@ -55,20 +57,20 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_purge(args: argparse.Namespace) -> int:
-    """Find every memory holding a text, list it, and (once confirmed) forget it all."""
-    from bigmind.memory import forget
+    """Find everything holding a text, list it, and (once confirmed) forget it all."""
+    from bigmind.memory import purge
 
     rt = runtime()
     try:
-        found = forget.find(rt.store, args.match)
+        found = purge.find(rt.store, args.match, rt.places)
         listing = _listing(found)
-        if not found.targets or args.dry_run:
+        if not found.anything or args.dry_run:
             emit(args, _found_data(found, None), listing)
             return 0
         if not args.yes and not _confirmed(found, listing, args):
             print("Nothing was forgotten.", file=sys.stderr)
             return 1
-        done = forget.forget(rt.store, found.targets)
+        done = purge.purge(rt.store, found, rt.places)
     finally:
         rt.close()
     emit(args, _found_data(found, done), done.summary())
@@ -79,7 +81,7 @@ def _confirmed(found: Found, listing: str, args: argparse.Namespace) -> bool:
     """Show the list (on stderr under --json) and read y/yes from stdin."""
     out = sys.stderr if args.json else sys.stdout
     print(listing, file=out)
-    n = len(found.targets)
+    n = len(found.targets) + len(found.cuts) + len(found.mirrors) + found.directory
     print(f"Forget {'it' if n == 1 else f'all {n}'} for good? [y/N] ", end="", file=out, flush=True)
     answer = sys.stdin.readline() if sys.stdin is not None else ""
     if sys.stdin is None or not sys.stdin.isatty():
@@ -90,17 +92,28 @@ def _confirmed(found: Found, listing: str, args: argparse.Namespace) -> bool:
 
 
 def _listing(found: Found) -> str:
-    if not found.targets:
+    if not found.anything:
         lines = [f"Nothing in your memory contains {found.text!r}."]
+    elif not found.targets:
+        lines = [f"No memory contains {found.text!r}; other text does:"]
     else:
         n = len(found.targets)
         lines = [f"{n} {'memory contains' if n == 1 else 'memories contain'} {found.text!r}:"]
         width = max(len(t.kind) for t in found.targets)
         lines += [f"  {t.kind:<{width}}  {_id(t)}  {t.label}" for t in found.targets]
+    if found.cuts:
+        lines.append("Cut out of these (the rest of each stays):")
+        lines += [f"  {line}" for line in found.cut_lines()]
+    if found.directory:
+        lines.append("The directory's topics: made again without it.")
+    if found.mirrors:
+        lines.append("Lines holding it in your Markdown mirrors, dropped:")
+        lines += [f"  {p}" for p in found.mirrors]
     for note in found.refused:
         lines.append(f"Not yours to forget: {note}")
-    for note in found.elsewhere:
-        lines.append(f"Also in {note}: purge leaves it.")
+    if found.left:
+        lines.append("Purge does not reach these copies (BigMind does not control them):")
+        lines += [f"  - {line}" for line in found.left]
     return "\n".join(lines)
 
 
@@ -112,8 +125,11 @@ def _found_data(found: Found, done: Forgotten | None) -> dict[str, Any]:
     data: dict[str, Any] = {
         "match": found.text,
         "found": [{"kind": t.kind, "id": t.id, "label": t.label} for t in found.targets],
+        "cuts": found.cut_lines(),
+        "directory": found.directory,
+        "mirrors": [str(p) for p in found.mirrors],
         "refused": found.refused,
-        "elsewhere": found.elsewhere,
+        "left": found.left,
     }
     if done is not None:
         data |= _done_data(done)
@@ -126,5 +142,8 @@ def _done_data(done: Forgotten) -> dict[str, Any]:
         "removed": done.removed,
         "kept": done.kept,
         "scrub": done.scrub,
+        "cut": done.cut,
+        "mirrors": [str(p) for p in done.mirrors],
+        "left": done.left,
         "seconds": round(done.seconds, 3),
     }

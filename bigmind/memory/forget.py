@@ -18,24 +18,32 @@ rewrites the tables that held the text (``VACUUM FULL``). What a forget of each 
   mode), ``focus`` (one focus announcement): the row, its vector and use counts.
 - ``reminder``: the row (a session forgotten keeps its reminders, without the link).
 
+Given the :class:`Places` of the files BigMind writes, a forget also drops the memories' lines
+from the user's Markdown mirrors (:func:`bigmind.memory.mirror.forget_lines`) and names the
+copies it cannot reach (:func:`left`). ``bigmind purge`` (:mod:`bigmind.memory.purge`) adds
+rows that are not memories, whose matched text is cut out in place.
+
 Nothing about a forgotten memory is kept, not even a log line with its text or the reason.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from bigmind import limits
 from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.limits import check_text
-from bigmind.memory import globalkb
+from bigmind.memory import globalkb, mirror
 from bigmind.memory.quoting import quoted
 from bigmind.models import now_ts
 from bigmind.search.vectors import VectorStore
+from bigmind.storage import purge as purge_rows
 from bigmind.storage import upkeep, usage
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.db import Tx
@@ -62,12 +70,11 @@ KINDS = (
 )
 LABEL_CHARS = 100
 NAMED = 5  # memories an answer names one by one; more are counted per kind
+READ_BLOCK = 1 << 20  # characters of an export read at a time, looking for a text
 BULK = 100  # memories past which one forget deletes in bulk (full-text indexes merged after)
-FIND_LIMIT = 100_000  # matches per kind a purge lists at most
-MIN_MATCH = 3  # characters a purge's text needs at least
 # The tables whose rows hold text: rewritten on PostgreSQL, so no dead row keeps the bytes.
 TEXT_TABLES = {
-    "fact": ("facts", "fact_history"),
+    "fact": ("facts", "fact_history", "fact_files", "fact_links"),  # the last two by cascade
     "chunk": ("conversation_chunks",),
     "summary": ("session_summaries",),
     "session": (
@@ -76,6 +83,7 @@ TEXT_TABLES = {
         "conversation_chunks",
         "focus_announcements",
         "directory_topics",  # the forgotten session's topics leave the directory
+        "directory_cards",
     ),
     "hypothesis": ("hypotheses",),
     "person": ("people",),
@@ -124,7 +132,29 @@ NAMES = {  # what the answer counts, singular and plural
     "reminders": "reminder",
     "vectors": "vector",
     "use counts": "use count",
+    "token-savings notes": "token-savings note",
+    "links between facts": "link between facts",
+    "API token labels": "API token label",
+    "company knowledge entries": "company knowledge entry",
 }
+# What a purge cuts its text out of, per table (the rows stay).
+CUT_NAMES = {
+    "identity_profile": "your profile",
+    "token_saves": "token-savings notes",
+    "fact_links": "links between facts",
+    "users": "your display name",
+    "api_tokens": "API token labels",
+    "global_knowledge": "company knowledge entries",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Places:
+    """The folders of the files BigMind writes for a user: the Markdown mirrors (a forget
+    rewrites them) and the exports (copies it leaves, and names)."""
+
+    mirrors: Path
+    exports: Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +187,9 @@ class Forgotten:
     vector_kinds: set[str] = field(default_factory=set)
     scrub: str = ""
     seconds: float = 0.0
+    cut: dict[str, int] = field(default_factory=dict)  # what a purge cut its text out of
+    mirrors: list[Path] = field(default_factory=list)  # Markdown mirrors rewritten
+    left: list[str] = field(default_factory=list)  # copies no forget reaches
 
     def count(self, what: str, n: int) -> None:
         if n:
@@ -175,17 +208,27 @@ class Forgotten:
             )
         parts = [f"{n} {k if n != 1 else NAMES.get(k, k)}" for k, n in self.removed.items()]
         text = f"Forgot {what} for good: {', '.join(parts) or 'nothing'} deleted; {self.scrub}."
+        if not self.targets:
+            text = f"No memory to forget; {self.scrub}."
         for kind, ids in self.kept.items():
             text += (
                 f"\nKept, without the link to the forgotten session: {kind} "
                 + ", ".join(f"#{i}" for i in ids)
                 + " (forget them too if they must go)."
             )
+        if self.cut:
+            cut = [f"{n} {k if n != 1 else NAMES.get(k, k)}" for k, n in self.cut.items()]
+            text += f"\nCut out of (the rest stays): {', '.join(cut)}."
+        if self.mirrors:
+            text += "\nRewrote the Markdown mirror: " + ", ".join(map(str, self.mirrors)) + "."
+        if self.left:
+            text += "\nNot reached (copies BigMind does not control):"
+            text += "".join(f"\n- {line}" for line in self.left)
         return text
 
 
 # -- naming what to forget -------------------------------------------------------------------------
-def _excerpt(text: str | None, around: str | None = None) -> str:
+def excerpt(text: str | None, around: str | None = None) -> str:
     """A memory's text on one line, at most LABEL_CHARS; around the first ``around`` if given."""
     flat = quoted(text)
     if len(flat) <= LABEL_CHARS:
@@ -217,7 +260,7 @@ def resolve(store: Store, kind: str, item_id: int | str) -> Target:
         if s is None or (k == "summary" and store.sessions.summary(s.id) is None):
             what = "session" if k == "session" else "summary of a session"
             raise NotFound(f"No {what} '{raw}' in your memory. Nothing was forgotten.")
-        line = f"{s.started_at[:10]} {_excerpt(s.one_liner) or '(no one-liner)'}"
+        line = f"{s.started_at[:10]} {excerpt(s.one_liner) or '(no one-liner)'}"
         return Target(k, s.id, line)
     if k == "person":
         return _person(store, raw)
@@ -231,21 +274,21 @@ def resolve(store: Store, kind: str, item_id: int | str) -> Target:
 def _label(store: Store, kind: str, n: int) -> str | None:
     if kind == "fact":
         f = store.facts.get(n)
-        return None if f is None else f"[{quoted(f.category)}] {_excerpt(f.fact)}"
+        return None if f is None else f"[{quoted(f.category)}] {excerpt(f.fact)}"
     if kind == "chunk":
         c = store.chunks.get(n)
-        return None if c is None else f"{quoted(c.role)}: {_excerpt(c.content)}"
+        return None if c is None else f"{quoted(c.role)}: {excerpt(c.content)}"
     if kind == "hypothesis":
         h = Hypotheses(store.db, store.uid).get(n)
-        return None if h is None else _excerpt(h.hypothesis)
+        return None if h is None else excerpt(h.hypothesis)
     if kind == "attempt":
         a = Attempts(store.db, store.uid).get(n)
-        return None if a is None else f"[{a.outcome}] {_excerpt(a.approach)}"
+        return None if a is None else f"[{a.outcome}] {excerpt(a.approach)}"
     if kind == "reminder":
         r = Reminders(store.db, store.uid).get(n)
-        return None if r is None else _excerpt(r.text)
+        return None if r is None else excerpt(r.text)
     fa = FocusAnnouncements(store.db, store.uid).get(n)
-    return None if fa is None else f"session {fa.session_id[:8]}…: {_excerpt(fa.description)}"
+    return None if fa is None else f"session {fa.session_id[:8]}…: {excerpt(fa.description)}"
 
 
 def _person(store: Store, raw: str) -> Target:
@@ -255,11 +298,11 @@ def _person(store: Store, raw: str) -> Target:
     p = (table.by_id(n) if n is not None else None) or table.get(name)
     if p is None:
         raise NotFound(f"No person '{raw}' in the people list. Nothing was forgotten.")
-    _may_forget_person(store, p.id, p.username)
+    may_forget_person(store, p.id, p.username)
     return Target("person", str(p.id), f"@{p.username} {p.display_name or ''}".strip())
 
 
-def _may_forget_person(store: Store, person_id: int, username: str) -> None:
+def may_forget_person(store: Store, person_id: int, username: str) -> None:
     """People are shared: whoever added them, a curator, or anyone in personal mode."""
     if not (
         globalkb.may_curate(store) or People(store.db, store.uid).added_by(person_id) == store.uid
@@ -306,95 +349,19 @@ def preview(store: Store, target: Target) -> list[str]:
     return lines
 
 
-# -- finding what holds a text (bigmind purge) ------------------------------------------------------
-@dataclass(slots=True)
-class Found:
-    """Every memory of the user holding a text, and where else it is that forget leaves alone."""
-
-    text: str
-    targets: list[Target] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)  # matches the user may not forget
-    elsewhere: list[str] = field(default_factory=list)
-
-
-def find(store: Store, text: str) -> Found:
-    """Every memory of ``store``'s user, of every kind, whose text contains ``text`` (any case,
-    a plain substring, not words). A memory inside a matching session is not listed again."""
-    needle = check_text("text", text, limits.QUERY)
-    if len(needle) < MIN_MATCH:
-        raise InvalidInput(f"Give at least {MIN_MATCH} characters to match; got {needle!r}.")
-    db, uid = store.db, store.uid
-    found = Found(needle)
-    out = found.targets
-
-    def label(t: str | None) -> str:
-        return _excerpt(t, needle)
-
-    sessions = {r["id"]: r for r in store.sessions.holding(needle, FIND_LIMIT)}
-    for r in sessions.values():
-        out.append(Target("session", r["id"], f"{r['started_at'][:10]} {label(r['one_liner'])}"))
-    for r in store.sessions.summaries_holding(needle, FIND_LIMIT):
-        if r["id"] not in sessions:
-            out.append(
-                Target("summary", r["id"], f"{r['started_at'][:10]} {label(r['one_liner'])}")
-            )
-    for r in store.chunks.holding(needle, FIND_LIMIT):
-        if r["session_id"] not in sessions:
-            out.append(Target("chunk", str(r["id"]), label(r["content"])))
-    facts = {int(r["id"]): r for r in store.facts.holding(needle, FIND_LIMIT)}
-    for fid, r in facts.items():
-        out.append(Target("fact", str(fid), f"[{r['category']}] {label(r['fact'])}"))
-    for fid in FactHistory(db, uid).holding(needle, FIND_LIMIT):
-        f = None if fid in facts else store.facts.get(fid)
-        if f is not None:
-            out.append(
-                Target(
-                    "fact", str(fid), f"[{f.category}] {label(f.fact)} (an earlier version matches)"
-                )
-            )
-    for r in Hypotheses(db, uid).holding(needle, FIND_LIMIT):
-        out.append(Target("hypothesis", str(r["id"]), label(r["hypothesis"])))
-    for r in Attempts(db, uid).holding(needle, FIND_LIMIT):
-        out.append(Target("attempt", str(r["id"]), label(r["approach"])))
-    for r in Reminders(db, uid).holding(needle, FIND_LIMIT):
-        out.append(Target("reminder", str(r["id"]), label(r["text"])))
-    for fa in FocusAnnouncements(db, uid).holding(needle, FIND_LIMIT):
-        if fa.session_id not in sessions:
-            out.append(Target("focus", str(fa.id), label(fa.description)))
-    for p in People(db, uid).holding(needle, FIND_LIMIT):
-        try:
-            _may_forget_person(store, p.id, p.username)
-        except Forbidden as exc:
-            found.refused.append(f"person #{p.id} @{p.username}: {exc}")
-            continue
-        out.append(Target("person", str(p.id), f"@{p.username} {label(p.notes or p.role)}"))
-    _elsewhere(store, found)
-    return found
-
-
-def _elsewhere(store: Store, found: Found) -> None:
-    """Where else the text is that forget does not delete, with how to change it."""
-    needle = found.text.casefold()
-    prof = store.get_profile()
-    if any(
-        needle in (v or "").casefold() for v in (prof.role, prof.preferences, prof.pinned_facts)
-    ):
-        found.elsewhere.append("your profile (ask your agent to update it)")
-    entries = Knowledge(store.db, store.uid).holding(found.text, FIND_LIMIT)
-    if entries:
-        ids = ", ".join(f"#{i}" for i in entries[:20])
-        found.elsewhere.append(
-            f"company knowledge you promoted: {ids} (a curator deprecates it on the profile page)"
-        )
-    saves = Savings(store.db, store.uid).holding(found.text)
-    if saves:
-        found.elsewhere.append(f"{saves} notes of the token-savings log")
-
-
 # -- forgetting ------------------------------------------------------------------------------------
-def forget(store: Store, targets: Sequence[Target]) -> Forgotten:
-    """Delete ``targets`` (from :func:`resolve` or :func:`find`) in one transaction, then scrub
-    the files. Returns what went and what stayed."""
+def forget(
+    store: Store,
+    targets: Sequence[Target],
+    *,
+    places: Places | None = None,
+    cuts: Sequence[purge_rows.Cut] = (),
+    match: str | None = None,
+) -> Forgotten:
+    """Delete ``targets`` (from :func:`resolve` or a purge's find) in one transaction, cut
+    ``match`` out of the rows ``cuts`` names (a purge), then scrub the files. With ``places``,
+    drop the memories' lines (and, with ``match``, every line holding it) from the user's
+    Markdown mirrors, and name the copies left. Returns what went and what stayed."""
     started = time.perf_counter()
     done = Forgotten(list(targets))
     rewrite: set[str] = set()
@@ -408,13 +375,71 @@ def forget(store: Store, targets: Sequence[Target]) -> Forgotten:
             rewrite.update(TEXT_TABLES[t.kind])
             tidy.update(LINK_TABLES.get(t.kind, ()))
             done.vector_kinds.update(VECTOR_KINDS[t.kind])
+        for c in cuts:
+            if match and purge_rows.cut(tx, c, match):
+                name = CUT_NAMES[c.table]
+                done.cut[name] = done.cut.get(name, 0) + 1
+                rewrite.add(c.table)
+                done.vector_kinds.update(purge_rows.vector_kinds(c.table))
         tidy.update(table(k) for k in done.vector_kinds if tx.table_exists(table(k)))
-        if any(t.kind in ("session", "fact") for t in targets):
+        if match is not None or any(t.kind in ("session", "fact") for t in targets):
             store.directory.rebuild(tx, now_ts())  # its counts and topics, without them
+        if match is not None:  # the directory may have held the text
+            rewrite.update(purge_rows.REBUILT_TABLES)
         upkeep.drop_samples(tx, sorted(rewrite))
     done.scrub = store.db.scrub(sorted(rewrite), sorted(tidy - rewrite))
+    if places is not None:
+        gone: dict[str, set[str]] = {}
+        for t in targets:
+            gone.setdefault(t.kind, set()).add(t.id)
+        done.mirrors = mirror.forget_lines(places.mirrors, store.user.username, gone, match)
+        done.left = left(places, match)
     done.seconds = time.perf_counter() - started
     return done
+
+
+def left(places: Places, text: str | None = None) -> list[str]:
+    """The copies a forget does not reach, one line each; given ``text``, the exports in the
+    exports folder that hold it are named."""
+    where = places.exports
+    files = sorted(where.glob("*.json")) if where.is_dir() else []
+    if not files:
+        exports = f"none in {where}"
+    elif text is None:
+        exports = f"{len(files)} file{'s' if len(files) != 1 else ''} in {where}"
+    else:
+        holding = [p.name for p in files if _holds(p, text)]
+        names = f": {', '.join(holding[:NAMED])}{' …' if len(holding) > NAMED else ''}"
+        exports = f"{len(holding)} of the {len(files)} files in {where} hold it" + (
+            names if holding else ""
+        )
+    return [
+        f"exports you made: {exports}; and any written elsewhere with `bigmind export --output`",
+        "backups: files of `bigmind backup`, file-system snapshots, PostgreSQL dumps, replicas "
+        "and WAL archives",
+        "logs: BigMind logs no memory text, but your MCP client's logs and the agent's "
+        "conversation transcripts may hold it",
+        "your own copies: mirrors written with `bigmind mirror --output`, files and messages "
+        "you copied it into",
+    ]
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether a file holds ``text`` (any case), as written or escaped as JSON writes it;
+    read a block at a time."""
+    needles = {text.casefold(), json.dumps(text.casefold())[1:-1]}
+    keep = max(map(len, needles))
+    tail = ""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            while block := f.read(READ_BLOCK):
+                window = tail + block.casefold()
+                if any(n in window for n in needles):
+                    return True
+                tail = window[-keep:]
+    except OSError:
+        return False
+    return False
 
 
 def _without_repeats(targets: Sequence[Target]) -> list[Target]:

@@ -46,17 +46,31 @@ SESSIONS = 10
 META = re.compile(r"<!-- bigmind-mirror: (\{.*?\}) -->")
 LINE = re.compile(r"^[-*+]\s+(?:\[#(\d+)\]\s*)?(.*)$")
 HASH_CHARS = 12
+WRITTEN_FOR = re.compile(r"^Written .* for user `([^`]+)`", re.MULTILINE)
+# The line of each kind of memory a mirror shows, and the id it is tagged with.
+TAGGED = {
+    "fact": re.compile(r"^[-*+]\s+\[#(\d+)\]"),
+    "hypothesis": re.compile(r"^- \(h(\d+), "),
+    "attempt": re.compile(r"^- \S+ \(a(\d+)\) "),
+    "reminder": re.compile(r"^- \(r(\d+), "),
+    "session": re.compile(r"^- \S+ `([^`]+)` \("),
+}
 DEPRECATED_REASON = "deleted from the Markdown mirror"
 UPDATED_REASON = "edited in the Markdown mirror"
+
+
+def folder(data_dir: Path) -> Path:
+    """Where BigMind writes the mirrors it keeps: ``<data dir>/mirrors``."""
+    return data_dir / "mirrors"
 
 
 def default_path(data_dir: Path, project: projects.Project | None) -> Path:
     """``<data dir>/mirrors/<project name>-<key hash>.md`` (``no-project.md`` outside any)."""
     if project is None:
-        return data_dir / "mirrors" / "no-project.md"
+        return folder(data_dir) / "no-project.md"
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", project.name).strip("-.") or "project"
     digest = hashlib.sha1(project.key.encode("utf-8")).hexdigest()[:8]
-    return data_dir / "mirrors" / f"{slug}-{digest}.md"
+    return folder(data_dir) / f"{slug}-{digest}.md"
 
 
 def _one_line(text: str) -> str:
@@ -296,3 +310,94 @@ def _apply(
         out.left.append(f"#{fact_id}: {exc}")
         return
     out.updated.append(fact_id)
+
+
+# -- forgetting: the mirrors BigMind keeps lose what was forgotten --------------------------------
+def of_user(where: Path, username: str) -> list[Path]:
+    """The mirrors in ``where`` written for ``username`` (other files are left alone)."""
+    out = []
+    for path in sorted(where.glob("*.md")) if where.is_dir() else ():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        user = WRITTEN_FOR.search(text)
+        if META.search(text) and user is not None and user.group(1) == username:
+            out.append(path)
+    return out
+
+
+def holding(where: Path, username: str, text: str) -> list[Path]:
+    """``username``'s mirrors in ``where`` with a line of memory holding ``text`` (any case)."""
+    return [p for p in of_user(where, username) if _without(_read_text(p), {}, text) is not None]
+
+
+def forget_lines(
+    where: Path, username: str, gone: dict[str, set[str]], text: str | None = None
+) -> list[Path]:
+    """Drop from ``username``'s mirrors in ``where`` the lines of the memories forgotten
+    (``gone``: kind → ids) and, given ``text``, every line of memory holding it (any case); a
+    fact's ``files:`` line goes with it and the mirror comment forgets the facts dropped, so
+    the file reads as unedited. Returns the files rewritten."""
+    changed = []
+    for path in of_user(where, username):
+        new = _without(_read_text(path), gone, text)
+        if new is not None:
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(new, encoding="utf-8")
+            tmp.replace(path)
+            changed.append(path)
+    return changed
+
+
+def _read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _without(raw: str, gone: dict[str, set[str]], text: str | None) -> str | None:
+    """``raw`` without those lines, or None when it has none of them. The title, the lines
+    before the first section and the section headings are BigMind's, not memory: kept."""
+    needle = text.casefold() if text else None
+    out: list[str] = []
+    facts: set[str] = set()
+    meta_at, body, files_of_dropped, dropped = -1, False, False, False
+    for line in raw.splitlines(keepends=True):
+        bare = line.strip()
+        if files_of_dropped and line.startswith("  files:"):
+            continue
+        files_of_dropped = False
+        body = body or line.startswith("## ")
+        if META.search(line):
+            meta_at = len(out)
+        if not body or line.startswith("## ") or meta_at == len(out):
+            out.append(line)  # BigMind's own lines
+            continue
+        drop, fact = needle is not None and needle in bare.casefold(), None
+        for kind, tag in TAGGED.items():
+            if m := tag.match(bare):
+                fact = m.group(1) if kind == "fact" else None
+                drop = drop or m.group(1) in gone.get(kind, set())
+                break
+        if not drop:
+            out.append(line)
+            continue
+        dropped = True
+        if fact is not None:
+            facts.add(fact)
+            files_of_dropped = True
+    if not dropped:
+        return None
+    if facts and meta_at >= 0:
+        out[meta_at] = META.sub(lambda m: _meta_without(m.group(1), facts), out[meta_at])
+    return "".join(out)
+
+
+def _meta_without(raw: str, facts: set[str]) -> str:
+    try:
+        meta = json.loads(raw)
+    except json.JSONDecodeError:
+        return f"<!-- bigmind-mirror: {raw} -->"
+    written = meta.get("facts")
+    if isinstance(written, dict):
+        meta["facts"] = {k: v for k, v in written.items() if k not in facts}
+    return f"<!-- bigmind-mirror: {json.dumps(meta, separators=(',', ':'))} -->"

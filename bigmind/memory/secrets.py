@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from bigmind.storage import upkeep
 from bigmind.storage.db import Backend
-from bigmind.storage.secrets import TEXT_COLUMNS, Page, sweep_page
+from bigmind.storage.secrets import Page, sweep_page
+from bigmind.storage.textcolumns import TEXT_COLUMNS
 
 Progress = Callable[[int, int], None]
 

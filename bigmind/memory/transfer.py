@@ -36,8 +36,9 @@ from bigmind.memory.importcheck import SESSION_REFS, check_row
 from bigmind.models import content_hash, now_ts
 from bigmind.storage.db import Row, SQLiteBackend, Tx
 from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
-from bigmind.storage.secrets import TEXT_COLUMNS, redact_row
+from bigmind.storage.secrets import redact_row
 from bigmind.storage.store import Store
+from bigmind.storage.textcolumns import TEXT_COLUMNS
 from bigmind.storage.transfer import Transfer
 
 EXPORT_VERSION = 1

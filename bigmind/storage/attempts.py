@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import ANYWHERE, Table, containing, containing_params
+from bigmind.storage.textcolumns import matched
 
 OUTCOMES = ("failed", "worked")
 
@@ -87,7 +88,7 @@ class Attempts(Table):
     def holding(self, text: str, limit: int) -> list[Row]:
         """``id`` and ``approach`` of those whose approach or why contains ``text``, any case,
         oldest first."""
-        cols = ("approach", "why")
+        cols = matched("attempts")
         return self.db.query(
             f"SELECT id, approach FROM attempts WHERE user_id = ? AND {containing(cols)}"
             " ORDER BY id LIMIT ?",

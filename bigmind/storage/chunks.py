@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from bigmind.models import CHUNK_COLUMNS, Chunk, column_list
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table, containing, containing_params, marks
+from bigmind.storage.textcolumns import matched
 
 
 def following_any(tx: Tx, chunk_ids: Sequence[object], n: int) -> list[int]:
@@ -83,7 +84,7 @@ class Chunks(Table):
     def holding(self, text: str, limit: int) -> list[Row]:
         """``id``, ``session_id``, ``content`` of the exchanges whose text or flag reason
         contains ``text``, any case, oldest first."""
-        cols = ("c.content", "c.flag_reason")
+        cols = matched("conversation_chunks", "c")
         return self.db.query(
             "SELECT c.id, c.session_id, c.content FROM conversation_chunks c WHERE c.user_id = ?"
             f" AND {containing(cols)} ORDER BY c.id LIMIT ?",

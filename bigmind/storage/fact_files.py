@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from bigmind.models import FACT_COLUMNS, Fact
 from bigmind.storage.db import Tx
 from bigmind.storage.facts import ACTIVE, fact_from_row, visible
-from bigmind.storage.table import ANYWHERE, Table, marks
+from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, marks
+from bigmind.storage.textcolumns import matched
 
 
 def file_name(path: str) -> str:
@@ -40,6 +41,16 @@ class FactFiles(Table):
         """How many files this user's facts are bound to (a file bound to two facts: two)."""
         rows = self.db.query("SELECT count(*) AS n FROM fact_files WHERE user_id = ?", (self.uid,))
         return int(rows[0]["n"])
+
+    def holding(self, text: str, limit: int) -> list[int]:
+        """Ids of the facts bound to a file whose path contains ``text`` (any case)."""
+        cols = matched("fact_files")
+        rows = self.db.query(
+            f"SELECT DISTINCT fact_id FROM fact_files WHERE user_id = ? AND {containing(cols)}"
+            " ORDER BY fact_id LIMIT ?",
+            (self.uid, *containing_params(text, cols), limit),
+        )
+        return [int(r["fact_id"]) for r in rows]
 
     def move(self, tx: Tx, from_id: int, to_id: int, ts: str) -> None:
         """Bind fact ``to_id`` to every file of fact ``from_id`` (a merge keeps them)."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from bigmind.models import Fact, Record, column_list
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table, containing, containing_params, marks
+from bigmind.storage.textcolumns import matched
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +33,7 @@ class Version(Record):
 
 
 COLUMNS = column_list(Version)
-_TEXT = ("fact", "category")
+_MATCHED = matched("fact_history")  # what a purge matches
 
 
 class FactHistory(Table):
@@ -100,11 +101,13 @@ class FactHistory(Table):
         return len(rows)
 
     def holding(self, text: str, limit: int) -> list[int]:
-        """Ids of the facts an earlier version of which contains ``text`` (any case)."""
+        """Ids of the facts an earlier version of which (its text, category or the reason it
+        was replaced) contains ``text`` (any case)."""
         rows = self.db.query(
-            f"SELECT DISTINCT fact_id FROM fact_history WHERE user_id = ? AND {containing(_TEXT)}"
+            "SELECT DISTINCT fact_id FROM fact_history WHERE user_id = ?"
+            f" AND {containing(_MATCHED)}"
             " ORDER BY fact_id LIMIT ?",
-            (self.uid, *containing_params(text, _TEXT), limit),
+            (self.uid, *containing_params(text, _MATCHED), limit),
         )
         return [int(r["fact_id"]) for r in rows]
 

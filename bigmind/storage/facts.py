@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from bigmind.models import FACT_COLUMNS, Fact, column_list
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, marks
+from bigmind.storage.textcolumns import matched
 
 
 def active(alias: str = "f") -> str:
@@ -179,9 +180,9 @@ class Facts(Table):
         return sorted(int(r["id"]) for r in rows)
 
     def holding(self, text: str, limit: int) -> list[Row]:
-        """``id``, ``category``, ``fact``, ``deprecated`` of the facts (any status) whose text
-        or category contains ``text``, any case, oldest first."""
-        cols = ("f.fact", "f.category")
+        """``id``, ``category``, ``fact``, ``deprecated`` of the facts (any status) whose text,
+        category or deprecation reason contains ``text``, any case, oldest first."""
+        cols = matched("facts", "f")
         return self.db.query(
             "SELECT f.id, f.category, f.fact, f.deprecated FROM facts f WHERE f.user_id = ?"
             f" AND {containing(cols)} ORDER BY f.id LIMIT ?",

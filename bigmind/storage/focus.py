@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table, containing, containing_params, marks
+from bigmind.storage.textcolumns import matched
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +68,9 @@ class FocusAnnouncements(Table):
         return [int(r["id"]) for r in rows]
 
     def holding(self, text: str, limit: int) -> list[Focus]:
-        """Announcements whose description or files contain ``text``, any case, oldest first."""
-        cols = ("f.description", "f.files")
+        """Announcements whose description, files or IDE hint contain ``text``, any case,
+        oldest first."""
+        cols = matched("focus_announcements", "f")
         rows = self.db.query(
             f"SELECT {_COLUMNS} FROM focus_announcements f WHERE f.user_id = ?"
             f" AND {containing(cols)} ORDER BY f.id LIMIT ?",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, in_project
+from bigmind.storage.textcolumns import matched
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,7 @@ class Hypotheses(Table):
     def holding(self, text: str, limit: int) -> list[Row]:
         """``id`` and ``hypothesis`` of those whose text or resolution contains ``text``, any
         case, oldest first."""
-        cols = ("hypothesis", "resolution")
+        cols = matched("hypotheses")
         return self.db.query(
             f"SELECT id, hypothesis FROM hypotheses WHERE user_id = ? AND {containing(cols)}"
             " ORDER BY id LIMIT ?",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from bigmind.models import Record
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import Table, containing, containing_params, marks
+from bigmind.storage.table import Table, marks
 
 _SELECT = (
     "SELECT g.id, g.category, g.title, g.content, g.importance, g.status, g.promoted_by,"
@@ -103,16 +103,6 @@ class Knowledge(Table):
             ),
         )
         return int(rows[0]["id"])
-
-    def holding(self, text: str, limit: int) -> list[int]:
-        """Ids of the entries this user promoted whose title or content contains ``text``."""
-        cols = ("g.title", "g.content", "g.review_notes")
-        rows = self.db.query(
-            f"SELECT g.id FROM global_knowledge g WHERE g.promoted_by = ? AND {containing(cols)}"
-            " ORDER BY g.id LIMIT ?",
-            (self.uid, *containing_params(text, cols), limit),
-        )
-        return [int(r["id"]) for r in rows]
 
     def unlink_session(self, tx: Tx, session_id: str) -> int:
         """Entries this user promoted from a session that is being forgotten stay (they are

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import Table, containing, containing_params
+from bigmind.storage.textcolumns import matched
 
 # The text a person is searched by: every descriptive field, lower-cased.
 _TEXT = (
@@ -60,7 +61,7 @@ class People(Table):
     def holding(self, text: str, limit: int) -> list[Person]:
         """People whose name or any note contains ``text``, any case, oldest first (a plain
         substring, unlike :meth:`containing`'s search words)."""
-        cols = ("username", *FIELDS)
+        cols = matched("people")
         rows = self.db.query(
             f"SELECT {COLUMNS} FROM people WHERE {containing(cols)} ORDER BY id LIMIT ?",
             (*containing_params(text, cols), limit),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, in_project
+from bigmind.storage.textcolumns import matched
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +102,9 @@ class Reminders(Table):
 
     def holding(self, text: str, limit: int) -> list[Row]:
         """``id`` and ``text`` of those containing ``text``, any case, oldest first."""
+        cols = matched("reminders")
         return self.db.query(
-            f"SELECT id, text FROM reminders WHERE user_id = ? AND {containing(('text',))}"
+            f"SELECT id, text FROM reminders WHERE user_id = ? AND {containing(cols)}"
             " ORDER BY id LIMIT ?",
-            (self.uid, *containing_params(text, ("text",)), limit),
+            (self.uid, *containing_params(text, cols), limit),
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.table import Table, containing, containing_params
+from bigmind.storage.table import Table
 
 
 class Savings(Table):
@@ -28,15 +28,6 @@ class Savings(Table):
             (session_id, self.uid),
         )
         return len(rows)
-
-    def holding(self, text: str) -> int:
-        """How many of this user's entries mention ``text`` in their description or method."""
-        cols = ("description", "method_used")
-        rows = self.db.query(
-            f"SELECT count(*) AS n FROM token_saves WHERE user_id = ? AND {containing(cols)}",
-            (self.uid, *containing_params(text, cols)),
-        )
-        return int(rows[0]["n"])
 
     def per_method_day(self) -> list[Row]:
         """Tokens saved (``n``) and entries (``c``) per method_used and UTC day (``day``)."""

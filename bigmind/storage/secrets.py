@@ -1,4 +1,4 @@
-"""The free-text columns of every memory table, and rewriting them with their secrets redacted.
+"""Rewriting the free-text columns of every memory table with their secrets redacted.
 
 New text is redacted before it is written (``limits.stored_text``); this module serves what
 was written before that existed: ``bigmind scan-secrets`` (``memory/secrets.py``) and the
@@ -18,27 +18,11 @@ from bigmind import redact
 from bigmind.models import content_hash
 from bigmind.storage.chunks import following_any
 from bigmind.storage.db import Params, Row, Tx
+from bigmind.storage.textcolumns import TEXT_COLUMNS
 from bigmind.storage.vectors import CONTEXT_TURNS, VectorTables
 
 Run = Callable[[str, Params], list[Row]]
 
-# Every column holding text a user or an agent wrote, per table (ids, names, categories,
-# topics, file paths and timestamps are not free text).
-TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "facts": ("fact", "deprecation_reason"),
-    "fact_history": ("fact", "reason"),
-    "conversation_chunks": ("content", "flag_reason"),
-    "sessions": ("one_liner", "outcome"),
-    "session_summaries": ("summary", "key_facts", "code_refs"),
-    "hypotheses": ("hypothesis", "resolution"),
-    "reminders": ("text",),
-    "people": ("display_name", "role", "team", "expertise", "notes"),
-    "focus_announcements": ("description",),
-    "token_saves": ("description",),
-    "identity_profile": ("role", "preferences", "pinned_facts"),
-    "global_knowledge": ("title", "content", "review_notes"),
-    "attempts": ("approach", "why"),
-}
 # The vectors a table's text feeds (storage/vectors.py SELECTS): dropped when it changes.
 VECTOR_KINDS: dict[str, tuple[str, ...]] = {
     "facts": ("fact",),

@@ -14,6 +14,7 @@ from bigmind.storage.table import (
     in_project,
     like_literal,
 )
+from bigmind.storage.textcolumns import matched
 
 # One tag of a session's comma-separated topics, any case; `%` and `_` in a tag are literal.
 TOPIC_MATCH = "(',' || lower(coalesce(topics, '')) || ',') LIKE ? ESCAPE '\\'"
@@ -191,9 +192,9 @@ class Sessions(Table):
         return bool(rows)
 
     def holding(self, text: str, limit: int) -> list[Row]:
-        """``id``, ``started_at``, ``one_liner`` of the sessions whose one-liner, topics or
-        outcome contains ``text``, any case, oldest first."""
-        cols = ("one_liner", "topics", "outcome", "ide_hint")
+        """``id``, ``started_at``, ``one_liner`` of the sessions whose one-liner, topics,
+        outcome or IDE hint contains ``text``, any case, oldest first."""
+        cols = matched("sessions")
         return self.db.query(
             "SELECT id, started_at, one_liner FROM sessions WHERE user_id = ?"
             f" AND {containing(cols)} ORDER BY started_at, id LIMIT ?",
@@ -203,7 +204,7 @@ class Sessions(Table):
     def summaries_holding(self, text: str, limit: int) -> list[Row]:
         """``id``, ``started_at``, ``one_liner`` of the sessions whose Tier-2 summary, key facts
         or code references contain ``text``, any case, oldest first."""
-        cols = ("b.summary", "b.key_facts", "b.code_refs")
+        cols = matched("session_summaries", "b")
         return self.db.query(
             "SELECT s.id, s.started_at, s.one_liner FROM session_summaries b"
             f" JOIN sessions s ON s.id = b.id WHERE s.user_id = ? AND {containing(cols)}"

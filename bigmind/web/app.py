@@ -267,7 +267,7 @@ def create_app(
             raise InvalidInput("Tick the box to confirm: forgetting cannot be undone.")
         kind, item = str(request.path_params["kind"]), str(request.path_params["item_id"])
         target = forget.resolve(rt.store, kind, item)
-        done = forget.forget(rt.store, [target])
+        done = forget.forget(rt.store, [target], places=rt.places)
         rt.forgot(done)
         back = form.get("back") or ""
         if target.kind == "session" and back.startswith(f"/sessions/{target.id}"):

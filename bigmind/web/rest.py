@@ -363,7 +363,7 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
 
     def forget_fact(a: Args) -> Reply:
         target = forget.resolve(rt.store, "fact", _id(a, "fact_id", "fact"))
-        done = forget.forget(rt.store, [target])
+        done = forget.forget(rt.store, [target], places=rt.places)
         rt.forgot(done)
         return Reply(
             rs.Forgotten(

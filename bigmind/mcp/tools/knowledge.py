@@ -330,7 +330,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         """Delete a memory for good with its history (a session: with its exchanges), e.g.
         a pasted secret; deprecate what is merely outdated."""
         target = forget.resolve(rt.store, kind, id)
-        done = forget.forget(rt.store, [target])
+        done = forget.forget(rt.store, [target], places=rt.places)
         rt.forgot(done)
         text = done.summary() + (f"\nReason: {reason}" if reason else "")
         return result(
