@@ -14,7 +14,7 @@ from bigmind import project
 from bigmind.config import Settings
 from bigmind.errors import InvalidInput
 from bigmind.mcp.server import build_server
-from bigmind.memory import forget, mirror, reminders, transfer
+from bigmind.memory import forget, mirror, purge, reminders, transfer
 from bigmind.memory.context import REMINDERS_SHOWN, build_context
 from bigmind.project import Project
 from bigmind.runtime import Runtime
@@ -194,7 +194,7 @@ async def test_forget_erases_a_reminder_and_a_forgotten_session_keeps_its_own(
     left = reminders.pending(runtime.store)
     assert [(r.text, r.session_id) for r in left] == [("Keep me", None)]
     assert "Keep me" in await context(client)  # its session gone: due in every session
-    found = forget.find(runtime.store, "keep me")
+    found = purge.find(runtime.store, "keep me")
     assert [(t.kind, t.label) for t in found.targets] == [("reminder", "Keep me")]
 
 
