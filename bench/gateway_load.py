@@ -35,7 +35,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from load import PgServer
 
 BENCH_DIR = Path(__file__).resolve().parent
 BIGMIND = Path(sys.executable).parent / "bigmind"
@@ -146,6 +150,38 @@ async def _clients(url: str, users: list[tuple[str, str]], until: float) -> list
     return list(await asyncio.gather(*tasks))
 
 
+OWNER_ROLE, RUNTIME_ROLE, ROLE_PASSWORD = "gwload_owner", "gwload_runtime", "gwload"
+
+
+def two_roles(pg: PgServer) -> tuple[str, str]:
+    """A database on ``pg`` set up as docs/privacy-postgres.md says: a plain owner role
+    (migrations, maintenance, tokens) and a runtime role for requests, granted by
+    ``pgroles.grant_runtime`` once the tables exist. Returns (runtime URL, owner URL)."""
+    import psycopg
+    from load import database_of
+
+    url = pg.create_database("gwload")
+    name = database_of(url)
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        for role in (OWNER_ROLE, RUNTIME_ROLE):
+            if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                continue
+            conn.execute(
+                f"CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD '{ROLE_PASSWORD}'"
+            )
+        conn.execute(f'ALTER DATABASE "{name}" OWNER TO {OWNER_ROLE}')
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # a superuser's to create
+        conn.execute(f"ALTER SCHEMA public OWNER TO {OWNER_ROLE}")
+    return as_role(url, RUNTIME_ROLE), as_role(url, OWNER_ROLE)
+
+
+def as_role(url: str, role: str) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{role}:{ROLE_PASSWORD}@{host}"))
+
+
 def client_process(url: str, users: list[tuple[str, str]], until: float, out: Any) -> None:
     out.put(asyncio.run(_clients(url, users, until)))
 
@@ -209,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="bigmind-gwload-"))
     pg = PgServer() if args.backend == "postgresql" else None
-    db_url = pg.create_database("gwload") if pg else None
+    db_url, owner_url = two_roles(pg) if pg else (None, None)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
     env.update(
         BIGMIND_DB_PATH=str(work / "memory.db"),
@@ -221,15 +257,21 @@ def main(argv: list[str] | None = None) -> int:
         BIGMIND_LOG_LEVEL="WARNING",
         BIGMIND_POOL_SIZE="8",
     )
-    if db_url:
+    if db_url and owner_url:
         env["BIGMIND_DB_URL"] = db_url
+        env["BIGMIND_DB_OWNER_URL"] = owner_url
     settings = Settings(
         db_path=work / "memory.db",
-        db_url=db_url,
+        db_url=owner_url,  # tokens are made, and the writes checked, as the owner
         mode="enterprise" if db_url else "team",
         user="gateway",
     )
     backend = open_database(settings)
+    if db_url:
+        from bigmind.storage import pgroles
+
+        with backend.transaction() as tx:  # type: ignore[attr-defined]
+            pgroles.grant_runtime(tx, RUNTIME_ROLE)
     users = [(f"u{i:03d}", "") for i in range(args.clients)]
     users = [(u, tokens.create(backend, u).secret) for u, _ in users]
     writer_token = tokens.create(backend, "killed-writer").secret
@@ -302,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
             if found is None or marker not in found.fact:
                 lost += 1
     backend.close()
-    if pg is not None and db_url:
-        pg.drop_database(db_url)
+    if pg is not None and owner_url:
+        pg.drop_database(owner_url)
         pg.close()
     lat = {op: [x for r in results for x in r["lat"][op]] for op in OPS}
     every = sorted(x for v in lat.values() for x in v)
