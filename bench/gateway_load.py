@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     if db_url:
         from bigmind.storage import pgroles
 
-        with backend.transaction() as tx:  # type: ignore[attr-defined]
+        with backend.transaction() as tx:
             pgroles.grant_runtime(tx, RUNTIME_ROLE)
     users = [(f"u{i:03d}", "") for i in range(args.clients)]
     users = [(u, tokens.create(backend, u).secret) for u, _ in users]
