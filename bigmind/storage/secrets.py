@@ -10,6 +10,7 @@ are dropped so the semantic index embeds the redacted text, not the secret.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,12 +19,13 @@ from bigmind import redact
 from bigmind.models import content_hash
 from bigmind.storage.chunks import following_any
 from bigmind.storage.db import Params, Row, Tx
+from bigmind.storage.fact_files import file_name
 from bigmind.storage.vectors import CONTEXT_TURNS, VectorTables
 
 Run = Callable[[str, Params], list[Row]]
 
-# Every column holding text a user or an agent wrote, per table (ids, names, categories,
-# topics, file paths and timestamps are not free text).
+# Every column holding text a user or an agent wrote, per table, file paths included (ids,
+# names, categories, topics and timestamps are not free text).
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "facts": ("fact", "deprecation_reason"),
     "fact_history": ("fact", "reason"),
@@ -33,12 +35,15 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "hypotheses": ("hypothesis", "resolution"),
     "reminders": ("text",),
     "people": ("display_name", "role", "team", "expertise", "notes"),
-    "focus_announcements": ("description",),
+    "focus_announcements": ("description", "files"),
     "token_saves": ("description",),
     "identity_profile": ("role", "preferences", "pinned_facts"),
     "global_knowledge": ("title", "content", "review_notes"),
     "attempts": ("approach", "why"),
+    "fact_files": ("path",),
 }
+# Columns holding the JSON text of a list of file paths: each path is redacted on its own.
+PATH_LISTS = frozenset(("files",))
 # The vectors a table's text feeds (storage/vectors.py SELECTS): dropped when it changes.
 VECTOR_KINDS: dict[str, tuple[str, ...]] = {
     "facts": ("fact",),
@@ -70,11 +75,28 @@ def redact_row(row: Row, columns: Sequence[str]) -> tuple[dict[str, str], Counte
     for col in columns:
         value = row.get(col)
         if isinstance(value, str) and value:
-            r = redact.redact(value)
+            r = _redact_list(value) if col in PATH_LISTS else redact.redact(value)
             if r.changed:
                 changes[col] = r.text
                 found.update(r.found)
     return changes, found
+
+
+def _redact_list(value: str) -> redact.Redacted:
+    """The JSON text of a list of paths, each path redacted (the list stays valid JSON)."""
+    try:
+        paths = json.loads(value)
+    except ValueError:
+        return redact.redact(value)
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        return redact.redact(value)
+    found: Counter[str] = Counter()
+    out = []
+    for path in paths:
+        r = redact.redact(path)
+        out.append(r.text)
+        found.update(r.found)
+    return redact.Redacted(json.dumps(out) if found else value, found)
 
 
 def sweep_page(
@@ -106,6 +128,16 @@ def _rewrite(tx: Tx, table: str, row_id: object, changes: dict[str, str]) -> Non
     values: dict[str, object] = dict(changes)
     if table == "facts" and "fact" in changes:
         values["content_hash"] = content_hash(changes["fact"])
+    if table == "fact_files" and "path" in changes:
+        values["name"] = file_name(changes["path"])
+        same = tx.execute(
+            "SELECT 1 FROM fact_files o JOIN fact_files f ON f.fact_id = o.fact_id"
+            " WHERE f.id = ? AND o.path = ? AND o.id <> f.id",
+            (row_id, changes["path"]),
+        )
+        if same:  # the fact is already bound to the redacted path
+            tx.execute("DELETE FROM fact_files WHERE id = ?", (row_id,))
+            return
     sets = ", ".join(f"{c} = ?" for c in values)
     tx.execute(f"UPDATE {table} SET {sets} WHERE id = ?", (*values.values(), row_id))
 
