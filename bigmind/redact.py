@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -50,10 +50,11 @@ log = logging.getLogger(__name__)
 
 
 # -- finding and replacing -------------------------------------------------------------------
-def _scan(text: str) -> list[Finding]:
-    """The detectors and the statements, on one form of the text."""
+def _scan(text: str, providers: Container[int] | None = None) -> list[Finding]:
+    """The detectors and the statements, on one form of the text (``providers``: the
+    provider formats whose hints it may hold; None: any)."""
     low = detectors.lowered(text)
-    return detectors.detect(text, low) + prose.statements(text, low)
+    return detectors.detect(text, low, providers) + prose.statements(text, low)
 
 
 def find(text: str) -> list[Finding]:
@@ -62,7 +63,12 @@ def find(text: str) -> list[Finding]:
         return []
     norm = forms.normalised(text)
     base = text if norm is None else norm.text
-    found = _scan(base) + forms.joined(base) + forms.encoded(base, _scan)
+    words = base.split()
+    copy = "".join(words)  # hints are looked for once, in the copy without whitespace
+    anchors = detectors.hints(copy, detectors.lowered(copy))
+    found = _scan(base, tuple(anchors)) + forms.encoded(base, words, _scan)
+    if anchors:
+        found += forms.joined(base, copy, anchors)
     if not found:
         return []
     kept = _settle(base, found)

@@ -24,7 +24,7 @@ import importlib
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,17 +196,21 @@ _HINTS = _hint_index()
 _LOCATED = tuple((i, spec.pre) for i, spec in enumerate(_SPECS) if spec.pre is not None)
 
 
-def _anchors(text: str, low: str) -> dict[int, list[int]]:
-    """Per spec (by index) with a possible match: where its hints occur, or its locator
-    matches. One substring test per distinct hint when none occurs."""
+def _anchors(text: str, low: str, only: Container[int] | None = None) -> dict[int, list[int]]:
+    """Per spec (by index; ``only`` these) with a possible match: where its hints occur, or
+    its locator matches. One substring test per distinct hint when none occurs."""
     out: dict[int, list[int]] = {}
     for hint, lower, specs in _HINTS:
+        if only is not None and not any(i in only for i in specs):
+            continue
         source = low if lower else text
         if hint in source:
             spots = [at for at, _ in _positions(source, (hint,))]
             for i in specs:
                 out.setdefault(i, []).extend(spots)
     for i, pre in _LOCATED:
+        if only is not None and i not in only:
+            continue
         spots = [m.start() for m in pre.finditer(text)]
         if spots:
             out[i] = spots
@@ -252,15 +256,22 @@ def _matches(
 _CONTEXTUAL = frozenset(("aws-secret-key", "npm-token"))
 
 
-def joined(text: str, low: str) -> list[tuple[Finding, _Detector]]:
-    """Provider formats in a copy of a text without its whitespace (a key split across lines),
-    before the boundary check: the caller checks it in the text the copy came from."""
-    anchors = {
+def hints(text: str, low: str) -> dict[int, list[int]]:
+    """Where the provider formats' hints occur (by spec): none in a copy of a text without its
+    whitespace means none in the text either (no hint holds a space)."""
+    return _anchors(text, low)
+
+
+def joined(text: str, anchors: Mapping[int, list[int]]) -> list[tuple[Finding, _Detector]]:
+    """Provider formats in a copy of a text without its whitespace (a key split across lines;
+    ``anchors``: its :func:`hints`), before the boundary check: the caller checks it in the
+    text the copy came from."""
+    kept = {
         i: spots
-        for i, spots in _anchors(text, low).items()
+        for i, spots in anchors.items()
         if _SPECS[i].kind not in _CONTEXTUAL or _SPECS[i].regex
     }
-    return _matches(text, anchors, bounded=False) if anchors else []
+    return _matches(text, kept, bounded=False) if kept else []
 
 
 def _provider_finding(
@@ -668,10 +679,12 @@ def lowered(text: str) -> str:
     return low
 
 
-def detect(text: str, low: str) -> list[Finding]:
-    """Every detector's findings in ``text`` (``low``: :func:`lowered`), overlaps and all."""
+def detect(text: str, low: str, providers: Container[int] | None = None) -> list[Finding]:
+    """Every detector's findings in ``text`` (``low``: :func:`lowered`), overlaps and all;
+    of the provider formats, only ``providers`` (by spec) when the caller knows the others'
+    hints do not occur."""
     found: list[Finding] = []
-    anchors = _anchors(text, low)
+    anchors = _anchors(text, low, providers) if providers != () else {}
     if anchors:
         found += _providers(text, anchors)
     if any(h in text for h in _KEY_HEADERS):

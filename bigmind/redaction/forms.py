@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from bigmind.redaction import detectors
 from bigmind.redaction.findings import HEADER, Finding
@@ -65,32 +66,51 @@ class Mapped:
 
 # -- normalised ---------------------------------------------------------------------------------
 # Zero-width characters, the soft hyphen and the bidi controls: invisible, so a key stays a key.
-_INVISIBLE = re.compile(
-    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
-)
+_INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+# Where NFKC changes characters: the BMP, the mathematical and enclosed alphanumerics, the
+# CJK compatibility ideographs.
+_RANGES = ((0x80, 0xD800), (0xE000, 0x10000), (0x1D400, 0x1D800), (0x1F100, 0x1F200))
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
+_CHUNK = 4_096
+
+
+@functools.cache
+def _changing() -> re.Pattern[str]:
+    """The invisible characters and those NFKC changes (built once, on the first text that
+    is not ASCII: ~15 ms)."""
+    spans: list[list[int]] = []
+    for lo, hi in _RANGES:
+        for n in range(lo, hi):
+            if unicodedata.normalize("NFKC", chr(n)) != chr(n):
+                if spans and spans[-1][1] == n - 1:
+                    spans[-1][1] = n
+                else:
+                    spans.append([n, n])
+    ranges = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans)
+    return re.compile(f"[{_INVISIBLE}{ranges}]")
 
 
 def normalised(text: str) -> Mapped | None:
-    """``text`` in NFKC without its invisible characters; None when that is ``text`` itself
-    (all ASCII: one check)."""
-    if text.isascii() or (
-        _INVISIBLE.search(text) is None and unicodedata.is_normalized("NFKC", text)
-    ):
+    """``text`` in NFKC (one character at a time) without its invisible characters; None when
+    that is ``text`` itself (all ASCII: one check)."""
+    if text.isascii():
         return None
     edits = []
-    for run in _NON_ASCII.finditer(text):
-        chars = run.group()
-        if _INVISIBLE.search(chars) is None and unicodedata.is_normalized("NFKC", chars):
+    for lo in range(0, len(text), _CHUNK):  # C-speed checks skip most of a long text
+        chunk = text[lo : lo + _CHUNK]
+        if chunk.isascii() or (
+            unicodedata.is_normalized("NFKC", chunk) and _INVISIBLE_RE.search(chunk) is None
+        ):
             continue
-        for i, c in enumerate(chars, run.start()):
-            if _INVISIBLE.match(c):
-                edits.append((i, i + 1, ""))
-            else:
-                n = unicodedata.normalize("NFKC", c)
-                if n != c:
-                    edits.append((i, i + 1, n))
+        for run in _NON_ASCII.finditer(chunk):
+            for m in _changing().finditer(chunk, run.start(), run.end()):
+                edits.append((lo + m.start(), lo + m.end(), _nfkc(m.group())))
     return Mapped(text, edits) if edits else None
+
+
+def _nfkc(c: str) -> str:
+    return "" if _INVISIBLE_RE.match(c) else unicodedata.normalize("NFKC", c)
 
 
 # -- joined -------------------------------------------------------------------------------------
@@ -98,13 +118,13 @@ _SPACE = re.compile(r"\s+")
 _PROSE_WORD = re.compile(r"[a-z]{1,12}[.,;:!?)]*")
 
 
-def joined(text: str) -> list[Finding]:
-    """Provider formats split by whitespace: found in a copy without it, mapped back, held to
-    the format's boundaries in ``text``, less the prose words a format's open end took in."""
-    if len(text) < 16 or _SPACE.search(text) is None:
+def joined(text: str, copy: str, anchors: Mapping[int, list[int]]) -> list[Finding]:
+    """Provider formats split by whitespace: found in ``copy`` (``text`` without whitespace,
+    whose hints are ``anchors``), mapped back, held to the format's boundaries in ``text``,
+    less the prose words a format's open end took in."""
+    if len(copy) == len(text):
         return []
-    copy = _SPACE.sub("", text)
-    matches = detectors.joined(copy, detectors.lowered(copy))
+    matches = detectors.joined(copy, anchors)
     if not matches:
         return []
     back = Mapped(text, ((m.start(), m.end(), "") for m in _SPACE.finditer(text)))
@@ -130,20 +150,25 @@ def joined(text: str) -> list[Finding]:
 
 
 # -- decoded ------------------------------------------------------------------------------------
-_BASE64_RUN = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 
 
-def encoded(text: str, scan: Scan) -> list[Finding]:
-    """Secrets in the base64 and percent-encoded runs of ``text``, found by ``scan`` in their
-    decoded text."""
+def encoded(text: str, words: Sequence[str], scan: Scan) -> list[Finding]:
+    """Secrets in the base64 and percent-encoded runs of ``text`` (``words``: its words, in
+    order), found by ``scan`` in their decoded text."""
     found = []
-    for m in _BASE64_RUN.finditer(text):
-        decoded = _decode64(m.group())
-        if decoded:
-            inner = scan(decoded)
+    at = 0
+    for word in words:
+        if len(word) < 16:
+            continue
+        at = text.find(word, at)
+        for m in _BASE64_RUN.finditer(word):
+            decoded = _decode64(m.group())
+            inner = scan(decoded) if decoded else []
             if inner:
-                found.append(Finding(m.start(), m.end(), inner[0].kind, HEADER))
+                found.append(Finding(at + m.start(), at + m.end(), inner[0].kind, HEADER))
+        at += len(word)
     if "%" in text:
         found += _percent(text, scan)
     return found
@@ -152,8 +177,8 @@ def encoded(text: str, scan: Scan) -> list[Finding]:
 def _decode64(run: str) -> str:
     """The text a base64 run encodes ('' unless it is printable UTF-8 of 8+ characters)."""
     body = run.rstrip("=")
-    if len(body) % 4 == 1 or body.isalpha() or body.isdigit():
-        return ""
+    if len(body) % 4 == 1 or body.islower() or body.isupper() or body.isdigit():
+        return ""  # base64 of text mixes cases; identifiers and hex do not
     urlsafe = "-" in body or "_" in body
     if urlsafe and ("+" in body or "/" in body):
         return ""
