@@ -21,9 +21,10 @@ A surface collects what the calls it serves redacted (:func:`collecting`) and sa
 
 from __future__ import annotations
 
+import bisect
 import logging
 from collections import Counter
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -54,7 +55,8 @@ def _scan(text: str, providers: Container[int] | None = None) -> list[Finding]:
     """The detectors and the statements, on one form of the text (``providers``: the
     provider formats whose hints it may hold; None: any)."""
     low = detectors.lowered(text)
-    return detectors.detect(text, low, providers) + prose.statements(text, low)
+    spots = detectors.positions(low, prose.WORDS)
+    return detectors.detect(text, low, providers, spots) + prose.statements(text, low, spots)
 
 
 def find(text: str) -> list[Finding]:
@@ -78,23 +80,41 @@ def find(text: str) -> list[Finding]:
 def _settle(text: str, found: list[Finding]) -> list[Finding]:
     """Keep the best of overlapping findings, skip what is already redacted, and catch the
     other occurrences of a long secret (a token pasted twice)."""
-    taken = [(m.start(), m.end()) for m in PLACED.finditer(text)] if "[REDACTED:" in text else []
+    taken = _Spans(m.span() for m in PLACED.finditer(text)) if "[REDACTED:" in text else _Spans()
     kept: list[Finding] = []
     for f in sorted(found, key=lambda f: (f.rank, f.start, -f.end)):
-        if not any(f.start < e and s < f.end for s, e in taken):
+        if taken.add(f.start, f.end):
             kept.append(f)
-            taken.append((f.start, f.end))
-    for f in list(kept):
-        value = text[f.start : f.end]
-        if len(value) < 12:
-            continue
+    values: dict[str, Finding] = {}
+    for f in kept:
+        if f.end - f.start >= 12:
+            values.setdefault(text[f.start : f.end], f)
+    for value, f in values.items():
         at = text.find(value)
         while at >= 0:
-            if not any(at < e and s < at + len(value) for s, e in taken):
+            if taken.add(at, at + len(value)):
                 kept.append(Finding(at, at + len(value), f.kind, f.rank))
-                taken.append((at, at + len(value)))
             at = text.find(value, at + 1)
     return sorted(kept, key=lambda f: f.start)
+
+
+class _Spans:
+    """Spans that do not overlap, in order: adding one that overlaps none is O(log n)."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for start, end in spans:
+            self.add(start, end)
+
+    def add(self, start: int, end: int) -> bool:
+        """Add ``[start, end)`` unless it overlaps a span held; whether it was added."""
+        i = bisect.bisect_right(self.starts, start)
+        if (i > 0 and self.ends[i - 1] > start) or (i < len(self.starts) and self.starts[i] < end):
+            return False
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+        return True
 
 
 def redact(text: str) -> Redacted:

@@ -416,6 +416,7 @@ def _words(text: str) -> frozenset[str]:
 
 # Searched in the lowercased text: a hit is checked further only when an operator follows.
 _KEYWORDS = tuple(_words("pass pw secret key token auth cred sig salt cookie contrase"))
+_KEYWORD_SET = frozenset(_KEYWORDS)
 _TAIL = re.compile(
     r"[\w.\-]*(?P<close>[\"'`]?\]?[\"'`]?)[ \t]*"
     r"(?P<op>:=|=>|={1,3}|!==?|:(?![/\\:])|[ \t](?=\S))"
@@ -493,10 +494,17 @@ def _classify(name: str) -> str | None:
     return None
 
 
-def _assignments(text: str, low: str) -> list[Finding]:
+def _assignments(
+    text: str, low: str, spots: Sequence[tuple[int, str]] | None = None
+) -> list[Finding]:
+    """``spots``: where the keywords occur, if the caller looked (:func:`keyword_spots`)."""
     found: list[Finding] = []
     done = 0  # the end of the last assignment read: a name holds several keywords
-    for at, word in _positions(low, _KEYWORDS):
+    if spots is None:
+        spots = _positions(low, _KEYWORDS)
+    for at, word in spots:
+        if word not in _KEYWORD_SET:
+            continue
         if at < done:
             continue
         tail = _TAIL.match(text, at + len(word))
@@ -679,10 +687,21 @@ def lowered(text: str) -> str:
     return low
 
 
-def detect(text: str, low: str, providers: Container[int] | None = None) -> list[Finding]:
+def positions(low: str, words: Sequence[str]) -> list[tuple[int, str]]:
+    """Where each of ``words`` occurs in ``low``, in order: one search serves the
+    assignments (:data:`_KEYWORDS`) and the statements in prose."""
+    return _positions(low, words)
+
+
+def detect(
+    text: str,
+    low: str,
+    providers: Container[int] | None = None,
+    spots: Sequence[tuple[int, str]] | None = None,
+) -> list[Finding]:
     """Every detector's findings in ``text`` (``low``: :func:`lowered`), overlaps and all;
     of the provider formats, only ``providers`` (by spec) when the caller knows the others'
-    hints do not occur."""
+    hints do not occur (``spots``: :func:`positions` of words holding the keywords)."""
     found: list[Finding] = []
     anchors = _anchors(text, low, providers) if providers != () else {}
     if anchors:
@@ -691,5 +710,5 @@ def detect(text: str, low: str, providers: Container[int] | None = None) -> list
         found += _key_blocks(text)
     found += _passwords(text)
     found += _auth_headers(text, low)
-    found += _assignments(text, low)
+    found += _assignments(text, low, spots)
     return found

@@ -116,6 +116,7 @@ def _nfkc(c: str) -> str:
 # -- joined -------------------------------------------------------------------------------------
 _SPACE = re.compile(r"\s+")
 _PROSE_WORD = re.compile(r"[a-z]{1,12}[.,;:!?)]*")
+_TRIMMED = 16  # trailing words given back at most
 
 
 def joined(text: str, copy: str, anchors: Mapping[int, list[int]]) -> list[Finding]:
@@ -137,14 +138,16 @@ def joined(text: str, copy: str, anchors: Mapping[int, list[int]]) -> list[Findi
             (start > 0 and text[start - 1].isalnum()) or (end < len(text) and text[end].isalnum())
         ):
             continue
-        pieces = text[start:end].split()
-        while (
-            len(pieces) > 1
-            and _PROSE_WORD.fullmatch(pieces[-1])
-            and d.pattern.fullmatch("".join(pieces[:-1]))
-        ):
-            end = text.rindex(pieces.pop(), start, end)
-            end = start + len(text[start:end].rstrip())
+        pieces, cut = text[start:end].split(), f.end
+        for _ in range(_TRIMMED):  # "…token\nand then": the format's open end took "and"
+            if len(pieces) < 2 or not _PROSE_WORD.fullmatch(pieces[-1]):
+                break
+            shorter = cut - len(pieces[-1])
+            if not d.pattern.fullmatch(copy, f.start, shorter):
+                break
+            cut = shorter
+            pieces.pop()
+        start, end = back.span(f.start, cut)
         found.append(Finding(start, end, f.kind, f.rank))
     return found
 
@@ -159,9 +162,7 @@ def encoded(text: str, words: Sequence[str], scan: Scan) -> list[Finding]:
     order), found by ``scan`` in their decoded text."""
     found = []
     at = 0
-    for word in words:
-        if len(word) < 16:
-            continue
+    for word in [w for w in words if len(w) >= 16]:
         at = text.find(word, at)
         for m in _BASE64_RUN.finditer(word):
             decoded = _decode64(m.group())

@@ -14,10 +14,12 @@ them (a secret), a random string (a key or a token), or quoted. "The password is
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from bigmind.redaction.detectors import (
     _CAMEL_WORDS,
     _DOTTED,
+    _KEYWORDS,
     _NAME_LIKE,
     _NOT_VALUE,
     _UNQUOTED,
@@ -45,6 +47,9 @@ _HINTS = (
     "key",
     "token",
 )
+_HINT_SET = frozenset(_HINTS)
+# The words the assignments and the statements start from, looked for once.
+WORDS = tuple(sorted(_HINT_SET | set(_KEYWORDS)))
 _PASSWORD = re.compile(
     r"(?:pass(?:word|wort|wd|phrase|code)s?|pass phrase|kennwort|pwd?|mot de passe"
     r"|contrase(?:ñ|n)a|senha|wachtwoord|has(?:ł|l)o|пароль)(?![\w-])"
@@ -71,20 +76,26 @@ _ABOUT = _NOT_VALUE | _words(
     " input inputs form forms dialog screen box auth authentication login logins flow hint"
     " hints strength age expiry lifetime history generator generation attempt attempts"
     " prompt prompts option options argument arguments parameter parameters param params"
-    " variable setting settings value values sauce garden santa key keys token tokens"
+    " variable setting settings value values key keys token tokens"
     " not never no only also must should can may will would could"
 )
 _LANGUAGES = ("passwort", "kennwort", "mot de passe", "senha", "wachtwoord", "has", "пароль")
 _SYMBOLS = frozenset("!@#$%^&*+=?~|<>")
+_QUALITY = re.compile(r"[\w.]+-[a-z]{3,}")  # base64-encoded, UUID4-based, v2-only
 _MEASURE = re.compile(r"v?\d+(?:\.\d+)+|\d+\+?(?:[a-z]{1,6})?|\d+(?:-|\s)?(?:chars?|bytes?|bits?)")
 
 
-def statements(text: str, low: str) -> list[Finding]:
-    """The values of the statements about secrets in ``text`` (``low``: lowercased)."""
+def statements(
+    text: str, low: str, spots: Sequence[tuple[int, str]] | None = None
+) -> list[Finding]:
+    """The values of the statements about secrets in ``text`` (``low``: lowercased;
+    ``spots``: where :data:`WORDS` occur in it, if the caller looked)."""
     found: list[Finding] = []
     done = 0
-    for at, hint in _positions(low, _HINTS):
-        if at < done:
+    if spots is None:
+        spots = _positions(low, _HINTS)
+    for at, hint in spots:
+        if at < done or hint not in _HINT_SET:
             continue
         subject = _subject(low, at, hint)
         if subject is None:
@@ -139,6 +150,8 @@ def _stated(text: str, low: str, at: int, kind: str, subject: str) -> Finding | 
         v_start, v_end, quoted = span
     if not _looks_made(text[v_start:v_end], kind, quoted):
         return None
+    if not quoted and text.startswith("(", v_end):
+        return None  # a call: sha256(salt + pw)
     return Finding(v_start, v_end, "secret" if kind == "key" else kind, ASSIGNED)
 
 
@@ -184,8 +197,8 @@ def _looks_made(value: str, kind: str, quoted: bool) -> bool:
         return len(value) >= 4 and (" " not in value or kind == "password")
     if kind == "password" and value.isdigit():
         return len(value) >= 6
-    if _MEASURE.fullmatch(value.lower()):
-        return False  # 12, 16+, 32bytes, 2.0: a length or a version
+    if _MEASURE.fullmatch(value.lower()) or _QUALITY.fullmatch(value):
+        return False  # 12, 16+, 32bytes, 2.0: a length or a version; base64-encoded: a word
     made = any(c.isdigit() for c in value) or any(c in _SYMBOLS for c in value)
     if "/" in value and not made:
         return False  # vault/kv/prod: where it is kept
