@@ -171,7 +171,7 @@ def _positions(source: str, words: Sequence[str]) -> list[tuple[int, str]]:
     """Where each of ``words`` occurs in ``source``, in order (substring searches are far
     cheaper than a regular expression's alternation)."""
     out = []
-    for word in words:
+    for word in [w for w in words if w in source]:
         at = source.find(word)
         while at >= 0:
             out.append((at, word))
@@ -193,6 +193,8 @@ def _hint_index() -> tuple[tuple[str, bool, tuple[int, ...]], ...]:
 
 
 _HINTS = _hint_index()
+_CASED = tuple(e for e in _HINTS if not e[1])  # searched in the text as written
+_LOWER = tuple(e for e in _HINTS if e[1])  # searched lowercased
 _LOCATED = tuple((i, spec.pre) for i, spec in enumerate(_SPECS) if spec.pre is not None)
 
 
@@ -200,7 +202,8 @@ def _anchors(text: str, low: str, only: Container[int] | None = None) -> dict[in
     """Per spec (by index; ``only`` these) with a possible match: where its hints occur, or
     its locator matches. One substring test per distinct hint when none occurs."""
     out: dict[int, list[int]] = {}
-    for hint, lower, specs in _HINTS:
+    present = [e for e in _CASED if e[0] in text] + [e for e in _LOWER if e[0] in low]
+    for hint, lower, specs in present:
         if only is not None and not any(i in only for i in specs):
             continue
         source = low if lower else text

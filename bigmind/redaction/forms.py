@@ -155,6 +155,8 @@ def joined(text: str, copy: str, anchors: Mapping[int, list[int]]) -> list[Findi
 # -- decoded ------------------------------------------------------------------------------------
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+# The first character of a base64 group whose first byte is printable ASCII (0x20-0x7f).
+_TEXT_LEADS = str.maketrans("", "", "IJKLMNOPQRSTUVWXYZabcdef")
 
 
 def encoded(text: str, words: Sequence[str], scan: Scan) -> list[Finding]:
@@ -162,7 +164,8 @@ def encoded(text: str, words: Sequence[str], scan: Scan) -> list[Finding]:
     order), found by ``scan`` in their decoded text."""
     found = []
     at = 0
-    for word in [w for w in words if len(w) >= 16]:
+    long = [w for w in words if len(w) >= 16] if max(map(len, words), default=0) >= 16 else []
+    for word in long:
         at = text.find(word, at)
         for m in _BASE64_RUN.finditer(word):
             decoded = _decode64(m.group())
@@ -180,6 +183,8 @@ def _decode64(run: str) -> str:
     body = run.rstrip("=")
     if len(body) % 4 == 1 or body.islower() or body.isupper() or body.isdigit():
         return ""  # base64 of text mixes cases; identifiers and hex do not
+    if len(body[::4].translate(_TEXT_LEADS)) * 8 > len(body) // 4 + 1:
+        return ""  # each group of 4 encodes 3 bytes; a printable byte's group starts with I-f
     urlsafe = "-" in body or "_" in body
     if urlsafe and ("+" in body or "/" in body):
         return ""
