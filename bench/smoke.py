@@ -82,6 +82,7 @@ def smoke_runs(db_path: Path, user: str) -> list[Smoke]:
         Smoke("locomo.py", locomo, no_data),
         Smoke("judgement.py", judgement, no_model or no_codemem),
         Smoke("curation.py", curation, no_model or no_curation),
+        Smoke("redaction.py", ["--quick", "--data", str(codemem)]),
     ]
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from bigmind.models import now_ts
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.db import Backend
+from bigmind.storage.fact_files import FactFiles
 from bigmind.storage.fact_history import FactHistory
 from bigmind.storage.focus import FocusAnnouncements
 from bigmind.storage.hypotheses import Hypotheses
@@ -305,7 +306,15 @@ def seed_raw(store: Store, fakes: Fakes) -> Planted:
             ts,
         )
         FocusAnnouncements(store.db, store.uid).add(
-            tx, sid, f"Rotating {secret('focus_announcements', 'square-secret')}", [], None, ts
+            tx,
+            sid,
+            f"Rotating {secret('focus_announcements', 'square-secret')}",
+            ["src/app.py", f"deploy/{secret('focus_announcements', 'github-token')}.env"],
+            None,
+            ts,
+        )
+        FactFiles(store.db, store.uid).add(
+            tx, fact.id, ["src/ci.py", f"keys/{secret('fact_files', 'aws-access-key')}.pem"], ts
         )
         Savings(store.db, store.uid).add(
             tx, sid, f"recalled {secret('token_saves', 'mailchimp-key')}", 100, "recall", ts
@@ -334,3 +343,90 @@ def seed_raw(store: Store, fakes: Fakes) -> Planted:
         )
     assert fact.id
     return planted
+
+
+# -- secrets in ordinary phrasing --------------------------------------------------------------
+@dataclass(frozen=True)
+class Placement:
+    kind: str
+    text: str
+    secrets: tuple[str, ...]  # each must be absent once the text is stored
+
+
+WORDS = ("Harbor", "Maple", "Cobalt", "Falcon", "Juniper", "Quartz", "Willow", "Ember")
+PLACEMENTS = (
+    "prose",
+    "prose-de",
+    "prose-es",
+    "prose-fr",
+    "pw-for",
+    "service-secret",
+    "next-line",
+    "split-newline",
+    "split-zero-width",
+    "split-bidi",
+    "full-width",
+    "base64-url",
+    "percent-url",
+    "short-password",
+    "aws-secret-prose",
+    "plain-token",
+)
+
+
+def placements(fakes: Fakes) -> list[Placement]:
+    """One secret in each way a sentence may hold one (:data:`PLACEMENTS`), fresh values on
+    every call."""
+    r = fakes.r
+
+    def pw() -> str:
+        return f"{r.choice(WORDS)}-{r.choice(WORDS)}-{r.randint(1000, 9999)}"
+
+    key = fakes.make("aws-access-key")[0]
+    token = fakes.make("github-token")[0]
+    rlo_key = fakes.make("aws-access-key")[0]
+    secret = fakes.chars(ALNUM, 30) + str(r.randint(10, 99))
+    short = fakes.chars(string.ascii_lowercase, 6) + str(r.randint(2, 9))
+    url_pw, b64_pw, pct_pw = pw(), pw(), pw()
+    b64 = base64.b64encode(f"postgres://app:{b64_pw}@db.internal:5432/payments".encode()).decode()
+    out = [
+        ("prose", "The password for the staging database is {}, rotate it after the demo.", pw()),
+        ("prose-de", "Das Passwort für den Staging-Server ist {}.", pw()),
+        ("prose-es", "La contraseña de la base de datos es {} hasta el lunes.", pw()),
+        ("prose-fr", "Le mot de passe de l'admin est {} jusqu'à lundi.", pw()),
+        ("pw-for", "pw for jenkins: {}", pw()),
+        ("service-secret", "the stripe secret is {}", secret),
+        ("next-line", "DB_PASSWORD=\n{}", pw()),
+    ]
+    cases = [Placement(kind, text.format(value), (value,)) for kind, text, value in out]
+    cases += [
+        Placement(
+            "split-newline",
+            f"The deploy key is {key[:12]}\n{key[12:]} (us-east-1).",
+            (key[:12], key[12:]),
+        ),
+        Placement(
+            "split-zero-width",
+            f"CI pushes with {token[:14]}\u200b{token[14:]} since May.",
+            (token[:14], token[14:]),
+        ),
+        Placement(
+            "split-bidi", f"Rotate {rlo_key[:8]}\u202e{rlo_key[8:]} on Friday.", (rlo_key[8:],)
+        ),
+        Placement("full-width", f"ｐａｓｓｗｏｒｄ：{url_pw}", (url_pw,)),
+        Placement("base64-url", f"DSN (base64) {b64}", (b64, b64_pw)),
+        Placement(
+            "percent-url",
+            f"next=postgres%3A%2F%2Fapp%3A{pct_pw}%40db.internal%2Fpayments",
+            (pct_pw,),
+        ),
+        Placement("short-password", f"log in with password={short} as admin", (short,)),
+        Placement(
+            "aws-secret-prose",
+            f"the AWS secret access key is {(aws := fakes.make('aws-secret-key')[0])}",
+            (aws,),
+        ),
+        Placement("plain-token", f"token {(ghp := fakes.make('github-token')[0])}", (ghp,)),
+    ]
+    assert [c.kind for c in cases] == list(PLACEMENTS)
+    return cases

@@ -7,18 +7,29 @@ The write paths themselves (every MCP write tool, every CLI write command) are i
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
 import sys
+import urllib.parse
 from collections import Counter
 
 import pytest
-from secret_corpus import Fakes, database_text, ordinary_lines, secret_cases, seed_raw
+from secret_corpus import (
+    Fakes,
+    database_text,
+    ordinary_lines,
+    placements,
+    secret_cases,
+    seed_raw,
+)
 
 from bigmind import redact
 from bigmind.cli.main import main
+from bigmind.memory.focus import file_list
 from bigmind.models import content_hash
+from bigmind.redaction import detectors
 from bigmind.search import keyword
 from bigmind.storage.migrations import migrate
 from bigmind.storage.secrets import TEXT_COLUMNS
@@ -110,9 +121,78 @@ def test_placeholders_references_and_prose_stay(text: str) -> None:
 
 
 def test_redacting_twice_changes_nothing_more() -> None:
-    for c in secret_cases():
-        once = redact.redact(c.text).text
+    texts = [c.text for c in secret_cases()] + [p.text for p in placements(Fakes(5))]
+    for text in texts:
+        once = redact.redact(text).text
         assert redact.redact(once).text == once
+
+
+# -- secrets in ordinary phrasing ---------------------------------------------------------------
+def test_every_placement_is_redacted_and_the_sentence_kept() -> None:
+    """Prose in four languages, a value on the next line, split keys, full-width letters, base64
+    and percent-encoded URLs: the secret goes, the words around it stay."""
+    for p in placements(Fakes(6)):
+        out = redact.redact(p.text).text
+        assert not any(s in out for s in p.secrets), (p.kind, out)
+        words = [w for w in PLACED.sub(" ", out).split() if len(w) > 3]
+        assert words == [w for w in words if w in p.text], (p.kind, out)  # nothing else changed
+
+
+def test_a_split_key_goes_whole_and_only_it() -> None:
+    f = Fakes(7)
+    key, pat = f.make("aws-access-key")[0], f.make("github-pat")[0]
+    text = f"Deploy with {key[:9]}\n  {key[9:]} and {pat[:30]}\n{pat[30:]} and then ship it."
+    assert redact.redact(text).text == (
+        "Deploy with [REDACTED:aws-access-key] and [REDACTED:github-token] and then ship it."
+    )
+
+
+def test_invisible_and_full_width_characters_are_kept_outside_a_secret() -> None:
+    token = Fakes(8).make("github-token")[0]
+    text = f"Ｗｉｎｄｏｗｓ ½ build \u2066ok\u2069: {token[:6]}\u200b{token[6:]} · ﬁle"
+    assert redact.redact(text).text == (
+        "Ｗｉｎｄｏｗｓ ½ build \u2066ok\u2069: [REDACTED:github-token] · ﬁle"
+    )
+
+
+def test_an_encoded_run_goes_only_when_its_text_holds_a_secret() -> None:
+    url = "postgres://app:Harbor-Fog-7731@db.internal/payments"
+    plain = base64.b64encode(b"postgres://db.internal/payments?sslmode=require").decode()
+    secret = base64.b64encode(url.encode()).decode()
+    assert redact.redact(f"a {plain} b").text == f"a {plain} b"
+    assert redact.redact(f"a {secret} b").text == "a [REDACTED:password] b"
+    quoted = urllib.parse.quote(url, safe="")
+    assert redact.redact(f"next={quoted}").text == (
+        "next=postgres%3A%2F%2Fapp%3A[REDACTED:password]%40db.internal%2Fpayments"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The cache token 9fceb02d0ae598e95dc970b74767f193 names the build",
+        "see token 9fceb02d0ae598e95dc970b74767f193 in the log line",
+        "The password is required, the secret manager is Vault 1.15.",
+        "Das Passwort ist in Vault gespeichert.",
+        "The refresh token is opaque and 32 bytes long.",
+        "DB_PASSWORD=\n# set by CI",
+    ],
+)
+def test_statements_about_secrets_that_hold_none_stay(text: str) -> None:
+    assert redact.redact(text).text == text
+
+
+def test_a_file_list_is_redacted_like_any_text() -> None:
+    token = Fakes(9).make("github-token")[0]
+    files = ["./src/app.py", f"https://x:{token}@github.com/acme/app.git", "pw for ci: Harbor-7731"]
+    with redact.collecting() as found:
+        out = file_list(files)
+    assert out == [
+        "src/app.py",
+        "https:/x:[REDACTED:github-token]@github.com/acme/app.git",
+        "pw for ci: [REDACTED:password]",
+    ]
+    assert found == {"github-token": 1, "password": 1}
 
 
 def test_describe_names_counts_never_values() -> None:
@@ -141,11 +221,11 @@ def test_the_prefilter_loses_no_match() -> None:
     for text in texts:
         everywhere = {
             f
-            for d in redact._detectors()
+            for d in detectors._detectors()
             for m in d.pattern.finditer(text)
-            for f in redact._provider_finding(d, m, text)
+            for f in detectors._provider_finding(d, m, text)
         }
-        assert set(redact._providers(text, redact._anchors(text, text.lower()))) == everywhere
+        assert set(detectors._providers(text, detectors._anchors(text, text.lower()))) == everywhere
 
 
 def test_ordinary_text_does_not_load_detect_secrets() -> None:
@@ -199,6 +279,13 @@ def test_scan_secrets_redacts_every_table_in_place(
     assert [h.id for h in keyword.hits(store, "fact", "CI push images", 5)] == [fact.id]
     vectors = store.db.query("SELECT item_id FROM embeddings WHERE kind = 'fact'")
     assert [r["item_id"] for r in vectors] == ["999999"]
+    bound = store.db.query("SELECT path, name FROM fact_files ORDER BY id")
+    assert [(r["path"], r["name"]) for r in bound] == [
+        ("src/ci.py", "ci.py"),
+        ("keys/[REDACTED:aws-access-key].pem", "[redacted:aws-access-key].pem"),
+    ]  # the lookup key follows the path
+    focus = store.db.query("SELECT files FROM focus_announcements")
+    assert json.loads(focus[0]["files"]) == ["src/app.py", "deploy/[REDACTED:github-token].env"]
 
     assert main(["scan-secrets", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["secrets"] == 0  # nothing left

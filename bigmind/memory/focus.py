@@ -6,7 +6,7 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bigmind import limits
+from bigmind import limits, redact
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_text, optional_text, stored_text
 from bigmind.models import Session, now_ts, ts_ago
@@ -48,13 +48,14 @@ def same_file(a: str, b: str) -> bool:
 
 def file_list(files: str | Sequence[str] | None, per: str = "announcement") -> list[str]:
     """Normalised, distinct paths from a list or comma-separated text (at most
-    :data:`limits.FILES` of at most :data:`limits.PATH` characters each)."""
+    :data:`limits.FILES` of at most :data:`limits.PATH` characters each), their secrets
+    redacted: a file list is stored like any text."""
     if files is None:
         return []
     items = limits.items(files)
     out: list[str] = []
     for f in items:
-        p = normalise_path(str(f))
+        p = normalise_path(redact.scrub(str(f)))  # before normpath folds a URL's "//"
         if len(p) > limits.PATH:
             raise InvalidInput(f"file path {p[:40]}… is longer than {limits.PATH:,} characters.")
         if p and p not in out:

@@ -16,7 +16,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bigmind import redact
 from bigmind.memory.focus import file_list, normalise_path, same_file
 from bigmind.memory.quoting import quoted
 from bigmind.models import Fact, now_ts
@@ -52,7 +51,7 @@ class Bound:
 
 def paths(files: str | Sequence[str] | None) -> list[str]:
     """The files of a fact: normalised, distinct, bounded, secrets redacted."""
-    return [redact.scrub(p) for p in file_list(files, "fact")]
+    return file_list(files, "fact")
 
 
 def bind(store: Store, tx: Tx, fact_id: int, files: Sequence[str]) -> int:

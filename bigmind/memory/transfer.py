@@ -35,6 +35,7 @@ from bigmind.memory.exportpath import EXPORT_FORMAT
 from bigmind.memory.importcheck import SESSION_REFS, check_row
 from bigmind.models import content_hash, now_ts
 from bigmind.storage.db import Row, SQLiteBackend, Tx
+from bigmind.storage.fact_files import file_name
 from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
 from bigmind.storage.secrets import redact_row
 from bigmind.storage.store import Store
@@ -523,6 +524,8 @@ def _prepared(
         elif col and row.get(col) in dropped:
             row[col] = None  # no foreign key: a forgotten session's id may remain in a file
     redacted = _scrub(row, t.name)
+    if t.name == "fact_files" and "path" in redacted:
+        row["name"] = file_name(row["path"])  # the lookup key follows the redacted path
     if t.name == "facts":
         kept = None if "fact" in redacted else row.get("content_hash")
         row["content_hash"] = kept or content_hash(row["fact"])

@@ -10,6 +10,7 @@ are dropped so the semantic index embeds the redacted text, not the secret.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,8 @@ from bigmind import redact
 from bigmind.models import content_hash
 from bigmind.storage.chunks import following_any
 from bigmind.storage.db import Params, Row, Tx
-from bigmind.storage.textcolumns import TEXT_COLUMNS
+from bigmind.storage.fact_files import file_name
+from bigmind.storage.textcolumns import PATH_LISTS, TEXT_COLUMNS
 from bigmind.storage.vectors import CONTEXT_TURNS, VectorTables
 
 Run = Callable[[str, Params], list[Row]]
@@ -54,11 +56,28 @@ def redact_row(row: Row, columns: Sequence[str]) -> tuple[dict[str, str], Counte
     for col in columns:
         value = row.get(col)
         if isinstance(value, str) and value:
-            r = redact.redact(value)
+            r = _redact_list(value) if col in PATH_LISTS else redact.redact(value)
             if r.changed:
                 changes[col] = r.text
                 found.update(r.found)
     return changes, found
+
+
+def _redact_list(value: str) -> redact.Redacted:
+    """The JSON text of a list of paths, each path redacted (the list stays valid JSON)."""
+    try:
+        paths = json.loads(value)
+    except ValueError:
+        return redact.redact(value)
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        return redact.redact(value)
+    found: Counter[str] = Counter()
+    out = []
+    for path in paths:
+        r = redact.redact(path)
+        out.append(r.text)
+        found.update(r.found)
+    return redact.Redacted(json.dumps(out) if found else value, found)
 
 
 def sweep_page(
@@ -90,6 +109,16 @@ def _rewrite(tx: Tx, table: str, row_id: object, changes: dict[str, str]) -> Non
     values: dict[str, object] = dict(changes)
     if table == "facts" and "fact" in changes:
         values["content_hash"] = content_hash(changes["fact"])
+    if table == "fact_files" and "path" in changes:
+        values["name"] = file_name(changes["path"])
+        same = tx.execute(
+            "SELECT 1 FROM fact_files o JOIN fact_files f ON f.fact_id = o.fact_id"
+            " WHERE f.id = ? AND o.path = ? AND o.id <> f.id",
+            (row_id, changes["path"]),
+        )
+        if same:  # the fact is already bound to the redacted path
+            tx.execute("DELETE FROM fact_files WHERE id = ?", (row_id,))
+            return
     sets = ", ".join(f"{c} = ?" for c in values)
     tx.execute(f"UPDATE {table} SET {sets} WHERE id = ?", (*values.values(), row_id))
 

@@ -4,9 +4,10 @@ Three kinds, and every text column of the schema is in exactly one
 (``tests/test_purge_everywhere.py`` reads the schema of both backends and fails on a column
 that is in none):
 
-- :data:`TEXT_COLUMNS`: free text a user or an agent wrote. Redacted when written, swept by
-  ``bigmind scan-secrets``, matched by ``bigmind purge``.
-- :data:`LABEL_COLUMNS`: short text a user or an agent chose (categories, topics, file paths,
+- :data:`TEXT_COLUMNS`: free text a user or an agent wrote, file paths included (a path can
+  carry a token). Redacted when written, swept by ``bigmind scan-secrets``, matched by
+  ``bigmind purge``.
+- :data:`LABEL_COLUMNS`: short text a user or an agent chose (categories, topics, file names,
   hints, usernames, labels) and text BigMind made from memories (a link's reason, the
   directory's topics). Matched by ``bigmind purge``.
 - :data:`NOT_TEXT`: ids and keys, timestamps, digests, fixed choices, settings. Never matched:
@@ -15,8 +16,8 @@ that is in none):
 
 from __future__ import annotations
 
-# Every column holding text a user or an agent wrote, per table (ids, names, categories,
-# topics, file paths and timestamps are not free text).
+# Every column holding text a user or an agent wrote, per table, file paths included (ids,
+# names, categories, topics and timestamps are not free text).
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "facts": ("fact", "deprecation_reason"),
     "fact_history": ("fact", "reason"),
@@ -26,19 +27,23 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "hypotheses": ("hypothesis", "resolution"),
     "reminders": ("text",),
     "people": ("display_name", "role", "team", "expertise", "notes"),
-    "focus_announcements": ("description",),
+    "focus_announcements": ("description", "files"),
     "token_saves": ("description",),
     "identity_profile": ("role", "preferences", "pinned_facts"),
     "global_knowledge": ("title", "content", "review_notes"),
     "attempts": ("approach", "why"),
+    "fact_files": ("path",),
 }
+# Columns of TEXT_COLUMNS holding the JSON text of a list of file paths: each path is
+# redacted on its own.
+PATH_LISTS = frozenset(("files",))
 LABEL_COLUMNS: dict[str, tuple[str, ...]] = {
     "facts": ("category",),
     "fact_history": ("category",),
-    "fact_files": ("path", "name"),
+    "fact_files": ("name",),
     "fact_links": ("why",),  # the judge's reason quotes the facts' words
     "sessions": ("topics", "ide_hint"),
-    "focus_announcements": ("files", "ide_hint"),
+    "focus_announcements": ("ide_hint",),
     "people": ("username",),
     "token_saves": ("method_used",),
     "global_knowledge": ("category",),
