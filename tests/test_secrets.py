@@ -28,7 +28,7 @@ from secret_corpus import (
 from bigmind import redact
 from bigmind.cli.main import main
 from bigmind.memory.focus import file_list
-from bigmind.models import content_hash
+from bigmind.models import content_hash, now_ts
 from bigmind.redaction import detectors
 from bigmind.search import keyword
 from bigmind.storage.migrations import migrate
@@ -299,4 +299,26 @@ def test_the_upgrade_migration_redacts_what_was_stored_before(store: Store) -> N
     raw = database_text(store.db)
     assert [s for s in secrets if s.lower() in raw] == []
     assert "[redacted:private-key]" in raw
+    assert migrate(store.db) == []  # once
+
+
+def test_the_upgrade_migration_redacts_secrets_in_ordinary_phrasing(store: Store) -> None:
+    """Stored raw by a version whose detector missed them: swept by 0026 at the upgrade."""
+    cases = placements(Fakes(29))
+    with store.db.transaction() as tx:  # written raw, as an older version stored them
+        for case in cases:
+            store.facts.insert(
+                tx,
+                category="codebase",
+                fact=case.text,
+                source_session=None,
+                confidence=1.0,
+                importance=5,
+                digest=content_hash(case.text),
+                ts=now_ts(),
+            )
+        tx.execute("DELETE FROM bigmind_migrations WHERE name = '0026_redact_phrased_secrets'")
+    assert migrate(store.db) == ["0026_redact_phrased_secrets"]
+    raw = database_text(store.db)
+    assert [c.kind for c in cases if any(s.lower() in raw for s in c.secrets)] == []
     assert migrate(store.db) == []  # once

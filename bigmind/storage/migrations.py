@@ -693,6 +693,13 @@ def _m0025_identifiers_whole(tx: Tx, dialect: str) -> None:
         pgtsv.identifier_tsv(tx, FTS_TABLES)
 
 
+def _m0026_redact_phrased_secrets(tx: Tx, dialect: str) -> None:
+    """Secrets in ordinary phrasing that text stored before the detector learned them kept
+    raw (a password stated in prose, a key split by a newline or an invisible character, an
+    encoded URL, a file list): swept once more, as 0013 did (docs/secrets.md)."""
+    _m0013_redact_stored_secrets(tx, dialect)
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base_schema", _m0001_base),
     Migration("0002_fact_deprecation", _m0002_fact_deprecation),
@@ -719,6 +726,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0023_directory", _m0023_directory),
     Migration("0024_row_level_security", _m0024_row_level_security),
     Migration("0025_identifiers_whole", _m0025_identifiers_whole),
+    Migration("0026_redact_phrased_secrets", _m0026_redact_phrased_secrets),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
