@@ -262,11 +262,26 @@ class Runtime:
     def forgot(self, done: Forgotten) -> None:
         """Memories were forgotten: drop their uses not written yet (a flush would bring their
         rows back) and the in-memory vector partitions of their kinds (re-read when next
-        searched), so nothing of them stays in this process either."""
+        searched), so nothing of them stays in this process either; the persisted vector
+        indexes of those kinds are rebuilt without them — or, in a process that does not
+        search (the CLI), deleted, to be rebuilt by the next server that needs them."""
         self.usage.discard(done.uses)
+        if not done.vector_kinds:
+            return
+        owners = (self.store.uid, "")  # the user's partitions, and shared ones (people)
         if self._semantic is not None:
-            self._semantic.vectors.discard(done.vector_kinds)
+            self._semantic.vectors.discard(done.vector_kinds, owners)
             self._semantic.notify()  # context vectors to re-make, if any
+            return
+        from bigmind.search.ann import AnnFiles, index_dir
+
+        db = self.store.db
+        root = index_dir(db.location, db.dialect, self.settings.home_dir)
+        if root is not None and root.is_dir():
+            files = AnnFiles(root)
+            for kind in done.vector_kinds:
+                for owner in owners:
+                    files.remove(kind, owner)
 
     def close(self, timeout: float = STOP_WITHIN_S) -> bool:
         """Stop every background thread (usage flusher, profile page, embedder, vector

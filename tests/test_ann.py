@@ -125,6 +125,26 @@ def test_a_deleted_memory_is_never_returned(
         assert ("chunk", OWNER) in vs._anns
 
 
+def test_a_forget_rebuilds_the_index_without_the_deleted_vector(
+    built: tuple[VectorStore, np.ndarray], backend: Backend, folder: Path
+) -> None:
+    """The index file is a copy of the vectors: a forget makes a new one without them."""
+    vs, _ = built
+    before = {p.name for p in folder.glob("*.usearch")}
+    old = vs._anns[("chunk", OWNER)]
+    rows = backend.query("SELECT id FROM embeddings WHERE kind = 'chunk' AND item_id = '42'")
+    rowid = int(rows[0]["id"])
+    assert rowid in old._index  # the graph's keys are the vectors' rowids
+    with backend.transaction() as tx:
+        VectorStore.forget(tx, "chunk", ["42"])
+    vs.discard(["chunk"], [OWNER, "someone-else"])  # what Runtime.forgot does
+    wait_builds(vs)
+    after = {p.name for p in folder.glob("*.usearch")}
+    assert len(after) == 1 and after.isdisjoint(before)  # the old file is gone
+    new = vs._anns[("chunk", OWNER)]
+    assert len(new) == len(old) - 1 and rowid not in new._index
+
+
 def test_an_index_of_another_database_is_not_used_and_is_rebuilt(
     built: tuple[VectorStore, np.ndarray], tmp_path: Path, folder: Path, opened: Opener
 ) -> None:

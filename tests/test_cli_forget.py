@@ -160,3 +160,25 @@ def test_forget_one_memory(
     code, out, _ = cli(capsys, "forget", "person", "@ops-bot")
     assert code == 0 and "person #" in out
     assert store.sessions.get(seeded["session"]) is None
+
+
+def test_a_forget_deletes_the_vector_index_files_of_what_it_forgot(
+    seeded: dict[str, Any], store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A persisted vector index holds the forgotten memory's vector: the CLI, which runs no
+    index builder, deletes the files of the kinds it forgot (a server rebuilds them)."""
+    from bigmind.cli.main import load_settings
+    from bigmind.search.ann import AnnFiles, index_dir
+
+    root = index_dir(store.db.location, store.db.dialect, load_settings().home_dir)
+    assert root is not None
+    root.mkdir(parents=True)
+    files = AnnFiles(root)
+    for kind in ("fact", "chunk"):
+        stem = files._stem(kind, store.uid)
+        for name in (f"{stem}.json", f"{stem}-0123456789ab.usearch"):
+            (root / name).write_text("an index")
+    kept = sorted(p.name for p in root.glob(f"{files._stem('chunk', store.uid)}*"))
+    code, _, _ = cli(capsys, "forget", "fact", str(seeded["old"]))
+    assert code == 0
+    assert sorted(p.name for p in root.iterdir()) == kept  # the facts' index is gone

@@ -47,6 +47,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     try:
         target = forget.resolve(rt.store, args.kind, args.id)
         done = forget.forget(rt.store, [target], places=rt.places)
+        rt.forgot(done)
     except NoMemoryYet as exc:  # the memory named is not there: as for a wrong id
         raise NotFound(f"No memory yet at {exc.where}: nothing to forget.") from exc
     finally:
@@ -71,6 +72,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
             print("Nothing was forgotten.", file=sys.stderr)
             return 1
         done = purge.purge(rt.store, found, rt.places)
+        rt.forgot(done)
     finally:
         rt.close()
     emit(args, _found_data(found, done), done.summary())

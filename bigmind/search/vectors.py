@@ -637,13 +637,23 @@ class VectorStore:
         how many there were."""
         return VectorTables.forget(tx, kind, item_ids)
 
-    def discard(self, kinds: Iterable[str]) -> None:
+    def discard(self, kinds: Iterable[str], owners: Iterable[str] = ()) -> None:
         """Drop the in-memory partitions of these kinds now (vectors of them were deleted):
-        the next search reads them again from the tables."""
+        the next search reads them again from the tables. The persisted indexes of these
+        kinds and ``owners`` still hold the deleted vectors: each is rebuilt now, in the
+        background, and the new file replaces the old (searches meanwhile drop the deleted
+        ones, as ever)."""
         drop = set(kinds)
         with self._lock:
             for key in [k for k in self._parts if k[0] in drop]:
                 del self._parts[key]
+        if self.ann is None:
+            return
+        for kind in drop:
+            source = SOURCES.get(kind)
+            for owner in set(owners):
+                if source and source.int_ids and self.ann.header(kind, owner):
+                    self._schedule(kind, owner)
 
     def drop_all(self) -> None:
         """Forget every vector and the model they belong to (before a reindex)."""
