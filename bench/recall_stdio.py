@@ -4,8 +4,10 @@ Seeds one memory (2,000 facts, 500 chunks, 50 sessions by default), embeds it on
 starts one ``bigmind serve`` per code base on its own copy — this checkout, and optionally a
 ``--baseline`` checkout of another revision (``git worktree add /tmp/before REV``) — and
 times the same calls on both, interleaved call by call (so a busy machine slows both
-alike): ``--queries`` memory_recall questions, then ``--stores`` new facts. Reports p50 / p95
-per server and the ratio of this checkout to the baseline.
+alike): ``--queries`` memory_recall questions, then ``--stores`` new facts (``--block N``: N
+stores per server in a row, so each server's background check follows its own stores;
+``--gap-ms``: a pause after each store, an agent's pace). Reports p50 / p95 per server and the
+ratio of this checkout to the baseline.
 
     python bench/recall_stdio.py --baseline /tmp/before --workdir /tmp/recall-bench
 """
@@ -156,14 +158,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 servers[name].call_tool("memory_recall", {"query": q, "limit": 10})
                 times[name]["recall"].append(time.perf_counter() - t0)
-        for i in range(args.stores):
-            category, text = gen.fact()
-            for name in order if i % 2 == 0 else order[::-1]:
-                t0 = time.perf_counter()
-                servers[name].call_tool(
-                    "memory_store_fact", {"category": category, "fact": f"{text} ({i})"}
-                )
-                times[name]["store"].append(time.perf_counter() - t0)
+        # Stores in blocks of ``--block`` per server, the order of servers alternating (1:
+        # call by call). A server's background work after a store (the check by meaning) then
+        # competes with its own next store, not the other server's; ``--gap-ms`` between
+        # stores is an agent's pace (the model's caches go cold between calls).
+        facts = [gen.fact() for _ in range(args.stores)]
+        for b, first in enumerate(range(0, args.stores, args.block)):
+            for name in order if b % 2 == 0 else order[::-1]:
+                for i in range(first, min(first + args.block, args.stores)):
+                    category, text = facts[i]
+                    t0 = time.perf_counter()
+                    servers[name].call_tool(
+                        "memory_store_fact", {"category": category, "fact": f"{text} ({i})"}
+                    )
+                    times[name]["store"].append(time.perf_counter() - t0)
+                    time.sleep(args.gap_ms / 1000)
         out: dict[str, Any] = {
             n: {op: summary(v) for op, v in ops.items()} for n, ops in times.items()
         }
@@ -215,6 +224,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--stores", type=int, default=100)
+    p.add_argument(
+        "--block", type=int, default=1, help="stores per server in a row (1: interleaved)"
+    )
+    p.add_argument("--gap-ms", type=float, default=0.0, help="pause after each store")
     args = p.parse_args(argv)
     if not (args.model / "model.onnx").exists() and not any(args.model.glob("*.onnx")):
         print(
