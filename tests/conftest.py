@@ -100,6 +100,16 @@ def free_port() -> int:
         return port
 
 
+def file_bytes(settings: Settings) -> bytes:
+    """The SQLite database file and its WAL, as the disk holds them."""
+    out = b""
+    for suffix in ("", "-wal"):
+        path = Path(str(settings.db_path) + suffix)
+        if path.exists():
+            out += path.read_bytes()
+    return out
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import file_bytes
 from fastmcp import Client
 from mcp_calls import Cli, call, end, refused
 
@@ -170,16 +171,6 @@ def vec_rows(db: Backend, kind: str) -> int:
 def usage_items(db: Backend, kind: str) -> set[str]:
     rows = db.query("SELECT item_id FROM memory_usage WHERE kind = ?", (kind,))
     return {str(r["item_id"]) for r in rows}
-
-
-def file_bytes(settings: Settings) -> bytes:
-    """The SQLite database file and its WAL, as the disk holds them."""
-    out = b""
-    for suffix in ("", "-wal"):
-        path = Path(str(settings.db_path) + suffix)
-        if path.exists():
-            out += path.read_bytes()
-    return out
 
 
 def pg_rows_with(db: Backend, marker: str) -> list[str]:

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import file_bytes
 from mcp_calls import Cli, call
 
 from bigmind.cli.main import main
@@ -189,15 +190,6 @@ def mark_everything(db: Backend, columns: dict[str, list[str]]) -> list[str]:
     return marked
 
 
-def sqlite_bytes(settings: Settings) -> bytes:
-    out = b""
-    for suffix in ("", "-wal"):
-        path = Path(str(settings.db_path) + suffix)
-        if path.exists():
-            out += path.read_bytes()
-    return out
-
-
 def pg_table_files(db: Backend) -> list[tuple[str, Path]]:
     """Every table's, TOAST table's and index's data files (with its name), after a
     CHECKPOINT."""
@@ -228,7 +220,7 @@ def test_purge_reaches_every_column_index_and_mirror(
     indexes = fulltext_indexes(db)
     assert len(indexes) == 4 and all(indexed(db, i, MARK) for i in indexes)
     if db.dialect == "sqlite":
-        assert MARK.encode() in sqlite_bytes(settings)
+        assert MARK.encode() in file_bytes(settings)
     else:
         assert any(MARK.encode() in p.read_bytes() for _, p in pg_table_files(db))
     # The mirror BigMind keeps for alice holds it; another user's mirror and an export too.
@@ -248,7 +240,7 @@ def test_purge_reaches_every_column_index_and_mirror(
     assert holding(db, columns, MARK) == []
     assert [i for i in indexes if indexed(db, i, MARK)] == []
     if db.dialect == "sqlite":
-        assert MARK.encode() not in sqlite_bytes(settings).lower()
+        assert MARK.encode() not in file_bytes(settings).lower()
     else:
         files = pg_table_files(db)
         assert [name for name, p in files if MARK.encode() in p.read_bytes().lower()] == []
