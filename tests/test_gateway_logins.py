@@ -267,3 +267,26 @@ def test_allowed_origins_are_read_as_a_list_and_checked(monkeypatch: pytest.Monk
             Settings(allowed_origins=bad)
     with pytest.raises(ValidationError):
         Settings(login_max_hours=0)
+
+
+def test_the_pages_forms_take_the_allowed_origins_too(
+    settings_for: Callable[[str], Settings],
+) -> None:
+    """One origin check for /mcp, /login and the pages' forms (web/origins.py)."""
+    settings = settings_for("gateway").model_copy(
+        update={"allowed_origins": "https://app.example.com"}
+    )
+    with running(settings, free_port()) as gw:
+        secret = gw.token("alice")
+        kept = new_fact(gw, secret, "Payments use Kafka")
+        gone = new_fact(gw, secret, "Builds run on GitHub Actions")
+        with logged_in(gw, secret) as web:
+            token = csrf(web)
+            form = {"csrf": token, "confirm": "yes"}
+            foreign = {"Origin": "https://evil.example.com"}
+            refused = web.post(f"/forget/fact/{kept}", data=form, headers=foreign)
+            assert refused.status_code == 403
+            listed = {"Origin": "https://app.example.com"}
+            assert web.post(f"/forget/fact/{gone}", data=form, headers=listed).status_code == 303
+        store = gw.rt.store_of("alice")
+        assert store.facts.get(kept) is not None and store.facts.get(gone) is None
