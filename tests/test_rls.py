@@ -28,7 +28,7 @@ from bigmind.storage.pg import (
     WRITE_LOCK_KEY,
     PostgresBackend,
 )
-from bigmind.storage.pgpolicies import BELONGING, OWNED
+from bigmind.storage.pgpolicies import BELONGING, OWNED, unguarded
 from bigmind.storage.store import Store
 
 pytestmark = pytest.mark.usefixtures("pg_url")
@@ -309,3 +309,14 @@ def test_stores_sharing_one_pool_each_see_their_own_rows(alice: Store, pg: Postg
             assert s.facts.count("active") == n
             assert len(s.db.query("SELECT id FROM facts")) == n  # no WHERE: the policy's
     assert pg.query("SELECT count(*) AS n FROM facts")[0]["n"] == 0  # the pool's own scope
+
+
+def test_every_table_of_the_migrated_schema_is_guarded_or_left_out_on_purpose(
+    pg: PostgresBackend,
+) -> None:
+    """A migration that adds a table without naming it in pgpolicies' lists fails here."""
+    with pg.transaction() as tx:
+        assert unguarded(tx) == []
+        tx.execute("CREATE TABLE forgot_its_policy (id INTEGER PRIMARY KEY)")
+        assert unguarded(tx) == ["forgot_its_policy"]
+        tx.execute("DROP TABLE forgot_its_policy")

@@ -274,15 +274,6 @@ class Sessions(Table):
         )
         return [session_from_row(r) for r in rows]
 
-    def recent_closed(self, limit: int) -> list[Session]:
-        """Closed sessions, most recently started first."""
-        rows = self.db.query(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND ended_at IS NOT NULL"
-            " ORDER BY started_at DESC LIMIT ?",
-            (self.uid, limit),
-        )
-        return [session_from_row(r) for r in rows]
-
     def opened_since(self, ts: str, limit: int) -> tuple[int, list[Row]]:
         """(how many, the first ``limit``) of the sessions started after ``ts``."""
         return self._since("started_at > ?", "started_at", ts, limit)
