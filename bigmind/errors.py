@@ -6,6 +6,19 @@ differently on each surface (an argument for the agent, an option on the command
 on the web, an endpoint of the REST API), it goes in a hint for that surface: ``NotFound("No fact #4 in your memory.",
 tool="Use memory_search_facts to find fact ids.", web="The Facts page lists yours.")``. Each
 surface shows :meth:`BigMindError.message_for` itself; ``str(exc)`` is the neutral message.
+
+The tree, with each error's exit code on the command line (``tests/test_error_wording.py``)::
+
+    BigMindError (1)
+    ├── InvalidInput (2)          an argument out of range, malformed or too long
+    ├── NotFound (3)              an id naming nothing this user owns
+    ├── NoMemoryYet (0)           no memory where the settings point (nothing to read or tidy)
+    ├── Forbidden (4)             another user's data, or a role the user lacks
+    ├── BackendUnavailable (5)    the database cannot be opened, migrated or reached
+    │   └── DatabaseDamaged (8)   the SQLite file is damaged or not a database
+    ├── ExportError (6)           an export could not be written
+    ├── MigrationIncomplete (7)   `bigmind migrate-db` left rows of the source behind
+    └── DownloadError (9)         the embedding model could not be downloaded, or was refused
 """
 
 from typing import Literal

@@ -91,3 +91,28 @@ async def test_the_agent_still_reads_tool_words(client: Cli, runtime: Runtime) -
     assert "memory_list_sessions" in msg
     msg = await refused(client, "memory_deprecate_fact", fact_id=987_654, reason="x")
     assert "memory_search_facts" in msg
+
+
+def test_the_tree_drawn_in_errors_py_is_the_tree_of_classes() -> None:
+    """Each line of the drawing names a class, its parent (by indentation) and its exit code."""
+    from bigmind import errors
+
+    drawn: dict[str, tuple[str | None, int]] = {}
+    parents: list[str] = []
+    for line in (errors.__doc__ or "").splitlines():
+        m = re.match(r"^ {4}((?:[│ ] {3})*)(?:[├└]── )?(\w+) \((\d+)\)", line)
+        if m is None:
+            continue
+        depth = len(m.group(1)) // 4 + (1 if "──" in line else 0)
+        parents[depth:] = [m.group(2)]
+        drawn[m.group(2)] = (parents[depth - 1] if depth else None, int(m.group(3)))
+    classes = {
+        name: c
+        for name, c in vars(errors).items()
+        if isinstance(c, type) and issubclass(c, errors.BigMindError)
+    }
+    assert set(drawn) == set(classes)
+    for name, (parent, code) in drawn.items():
+        c = classes[name]
+        assert c.exit_code == code, name
+        assert (c.__base__.__name__ if parent else None) == parent, name
