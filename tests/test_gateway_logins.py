@@ -207,24 +207,29 @@ async def test_mcp_from_a_foreign_origin_is_403_before_any_tool_runs(gateway: Ru
     )
 
 
-def test_mcp_from_the_gateways_own_origin_or_an_allowed_one_is_served(
-    settings_for: Callable[[str], Settings],
-) -> None:
+@pytest.fixture
+def listing(settings_for: Callable[[str], Settings]) -> Iterator[Running]:
+    """A gateway whose BIGMIND_ALLOWED_ORIGINS lists https://app.example.com."""
     settings = settings_for("gateway").model_copy(
         update={"allowed_origins": "https://app.example.com"}
     )
     with running(settings, free_port()) as gw:
-        secret = gw.token("alice")
-        assert mcp(gw, secret, Origin=gw.url).status_code == 200  # its public URL
-        assert mcp(gw, secret, Origin="https://app.example.com").status_code == 200
-        assert mcp(gw, secret, Origin="https://app.example.com:8443").status_code == 403
-        assert mcp(gw, secret, Origin="http://app.example.com").status_code == 403
-        # Behind a proxy: the Host it forwards is the gateway's own origin too.
-        proxied = {"Host": "bigmind.example.com", "Origin": "https://bigmind.example.com"}
-        assert mcp(gw, secret, **proxied).status_code == 200
-        assert mcp(gw, secret, Host="bigmind.example.com", Origin=gw.url).status_code == 200
-        other = {"Host": "bigmind.example.com", "Origin": "https://evil.example.com"}
-        assert mcp(gw, secret, **other).status_code == 403
+        yield gw
+
+
+def test_mcp_from_the_gateways_own_origin_or_an_allowed_one_is_served(listing: Running) -> None:
+    gw = listing
+    secret = gw.token("alice")
+    assert mcp(gw, secret, Origin=gw.url).status_code == 200  # its public URL
+    assert mcp(gw, secret, Origin="https://app.example.com").status_code == 200
+    assert mcp(gw, secret, Origin="https://app.example.com:8443").status_code == 403
+    assert mcp(gw, secret, Origin="http://app.example.com").status_code == 403
+    # Behind a proxy: the Host it forwards is the gateway's own origin too.
+    proxied = {"Host": "bigmind.example.com", "Origin": "https://bigmind.example.com"}
+    assert mcp(gw, secret, **proxied).status_code == 200
+    assert mcp(gw, secret, Host="bigmind.example.com", Origin=gw.url).status_code == 200
+    other = {"Host": "bigmind.example.com", "Origin": "https://evil.example.com"}
+    assert mcp(gw, secret, **other).status_code == 403
 
 
 def test_a_login_posted_from_a_foreign_origin_is_403(gateway: Running) -> None:
@@ -269,24 +274,17 @@ def test_allowed_origins_are_read_as_a_list_and_checked(monkeypatch: pytest.Monk
         Settings(login_max_hours=0)
 
 
-def test_the_pages_forms_take_the_allowed_origins_too(
-    settings_for: Callable[[str], Settings],
-) -> None:
+def test_the_pages_forms_take_the_allowed_origins_too(listing: Running) -> None:
     """One origin check for /mcp, /login and the pages' forms (web/origins.py)."""
-    settings = settings_for("gateway").model_copy(
-        update={"allowed_origins": "https://app.example.com"}
-    )
-    with running(settings, free_port()) as gw:
-        secret = gw.token("alice")
-        kept = new_fact(gw, secret, "Payments use Kafka")
-        gone = new_fact(gw, secret, "Builds run on GitHub Actions")
-        with logged_in(gw, secret) as web:
-            token = csrf(web)
-            form = {"csrf": token, "confirm": "yes"}
-            foreign = {"Origin": "https://evil.example.com"}
-            refused = web.post(f"/forget/fact/{kept}", data=form, headers=foreign)
-            assert refused.status_code == 403
-            listed = {"Origin": "https://app.example.com"}
-            assert web.post(f"/forget/fact/{gone}", data=form, headers=listed).status_code == 303
-        store = gw.rt.store_of("alice")
-        assert store.facts.get(kept) is not None and store.facts.get(gone) is None
+    gw = listing
+    secret = gw.token("alice")
+    kept = new_fact(gw, secret, "Payments use Kafka")
+    gone = new_fact(gw, secret, "Builds run on GitHub Actions")
+    with logged_in(gw, secret) as web:
+        form = {"csrf": csrf(web), "confirm": "yes"}
+        foreign = {"Origin": "https://evil.example.com"}
+        assert web.post(f"/forget/fact/{kept}", data=form, headers=foreign).status_code == 403
+        listed = {"Origin": "https://app.example.com"}
+        assert web.post(f"/forget/fact/{gone}", data=form, headers=listed).status_code == 303
+    store = gw.rt.store_of("alice")
+    assert store.facts.get(kept) is not None and store.facts.get(gone) is None
