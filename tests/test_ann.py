@@ -4,7 +4,9 @@ when damaged or belonging to other vectors. Small data and a tiny threshold."""
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -143,6 +145,34 @@ def test_a_forget_rebuilds_the_index_without_the_deleted_vector(
     assert len(after) == 1 and after.isdisjoint(before)  # the old file is gone
     new = vs._anns[("chunk", OWNER)]
     assert len(new) == len(old) - 1 and rowid not in new._index
+
+
+def test_a_forget_during_a_build_makes_it_build_once_more(
+    built: tuple[VectorStore, np.ndarray],
+    backend: Backend,
+    folder: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A build in flight may have read a vector a forget deleted since: asked again while it
+    runs, it runs once more when it ends (and no ask is lost between its end and the next)."""
+    vs, _ = built
+    caplog.set_level(logging.INFO, logger="bigmind.search.vectors")
+    with vs._build_lock:  # the build started by the first forget waits here
+        with backend.transaction() as tx:
+            VectorStore.forget(tx, "chunk", ["7"])
+        vs.discard(["chunk"], [OWNER])
+        for _ in range(3000):  # until the builder has taken the ask (and waits for the lock)
+            if ("chunk", OWNER) not in vs._stale:
+                break
+            time.sleep(0.01)
+        with backend.transaction() as tx:
+            VectorStore.forget(tx, "chunk", ["8"])
+        vs.discard(["chunk"], [OWNER])  # while the first is in flight
+    wait_builds(vs)
+    builds = [r for r in caplog.records if r.getMessage().startswith("vector index of chunk")]
+    assert len(builds) == 2
+    assert len(vs._anns[("chunk", OWNER)]) == 298
+    assert len(list(folder.glob("*.usearch"))) == 1
 
 
 def test_an_index_of_another_database_is_not_used_and_is_rebuilt(

@@ -177,6 +177,7 @@ class VectorStore:
         self._anns: dict[tuple[str, str], AnnIndex] = {}
         self._no_ann: set[tuple[str, str]] = set()  # looked for: none usable (until a build)
         self._building: set[tuple[str, str]] = set()
+        self._stale: set[tuple[str, str]] = set()  # asked to (re)build: a builder looks here
         self._build_lock = threading.Lock()  # one build at a time
         if ann_dir is not None and ann_min > 0:
             from bigmind.search.ann import AnnFiles
@@ -568,15 +569,42 @@ class VectorStore:
         return part
 
     def _schedule(self, kind: str, owner: str) -> None:
-        """(Re)build the partition's index in a background thread, one build at a time."""
-        if self.ann is not None:
-            self._in_background(
-                (kind, owner),
-                self._building,
-                f"build the {kind} vector index",
-                lambda: self.build_index(kind, owner),
-                (BigMindError, OSError, RuntimeError, ValueError, self.db.Error),
-            )
+        """(Re)build the partition's index in a background thread, one build at a time. Asked
+        while a build of it runs (which may have read vectors a forget deleted since), that
+        build runs once more when it ends: the ask and the end are decided under one lock."""
+        if self.ann is None:
+            return
+        key = (kind, owner)
+        with self._lock:
+            self._stale.add(key)
+            if key in self._building or self._closing.is_set():
+                return
+            self._building.add(key)
+        errors = (BigMindError, OSError, RuntimeError, ValueError, self.db.Error)
+
+        def run() -> None:
+            done = False
+            try:
+                while True:
+                    with self._lock:
+                        if key not in self._stale or self._closing.is_set():
+                            self._building.discard(key)
+                            done = True
+                            return
+                        self._stale.discard(key)
+                    try:
+                        self.build_index(kind, owner)
+                    except errors as exc:
+                        log.warning("could not build the %s vector index: %s", kind, exc)
+            finally:
+                if not done:  # an unexpected error: let a later ask start a build again
+                    with self._lock:
+                        self._building.discard(key)
+
+        thread = threading.Thread(target=run, name="bigmind-build", daemon=True)
+        with self._lock:
+            self._loaders = [t for t in self._loaders if t.is_alive()] + [thread]
+        thread.start()
 
     def build_index(self, kind: str, owner: str, *, threads: int = 1) -> AnnIndex | None:
         """Build and persist the partition's index now, in this thread, and use it (None: the
