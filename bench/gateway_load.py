@@ -375,6 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(report, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
+    if calls == 0:  # nothing was tested: the clients never got going within --seconds
+        progress("no client finished a call: give the run more --seconds on a busy machine")
+        return 1
     return 0 if errors == 0 and lost == 0 else 1
 
 
