@@ -266,12 +266,12 @@ class Runtime:
         indexes of those kinds are rebuilt without them — or, in a process that does not
         search (the CLI), deleted, to be rebuilt by the next server that needs them."""
         self.usage.discard(done.uses)
-        if not done.vector_kinds:
-            return
         owners = (self.store.uid, "")  # the user's partitions, and shared ones (people)
         if self._semantic is not None:
             self._semantic.vectors.discard(done.vector_kinds, owners)
             self._semantic.notify()  # context vectors to re-make, if any
+            return
+        if not done.vector_kinds:
             return
         from bigmind.search.ann import AnnFiles, index_dir
 
