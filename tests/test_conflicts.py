@@ -32,11 +32,11 @@ from bigmind.memory import dedup, gotchas
 from bigmind.runtime import Runtime
 from bigmind.search.embedder import Embedder, load_embedder
 from bigmind.search.semantic import Semantic
+from bigmind.service import pages as webdata
 from bigmind.storage.connect import open_database
 from bigmind.storage.db import SQLiteBackend
 from bigmind.storage.migrations import MIGRATIONS, migrate
 from bigmind.storage.store import Store
-from bigmind.web import data as webdata
 from bigmind.web.app import create_app
 
 pytestmark = pytest.mark.anyio

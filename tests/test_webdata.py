@@ -11,10 +11,10 @@ from web_world import SCRIPT_FACT, seed_world
 from bigmind.errors import InvalidInput, NotFound
 from bigmind.memory import globalkb, journal, people, savings
 from bigmind.memory.users import add_user, set_role
+from bigmind.service import pages as webdata
+from bigmind.service.pages import Page, Streak
 from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
-from bigmind.web import data as webdata
-from bigmind.web.data import Page, Streak
 
 DAY = date(2025, 6, 15)  # a Sunday
 

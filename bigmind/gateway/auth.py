@@ -27,8 +27,8 @@ import anyio.to_thread
 from bigmind import limits
 from bigmind.config import Settings
 from bigmind.errors import InvalidInput
-from bigmind.memory import tokens
 from bigmind.runtime import Runtime
+from bigmind.service import credentials
 
 log = logging.getLogger(__name__)
 FAILURES_PER_MINUTE = 30  # bad credentials from one address before it is slowed down
@@ -65,7 +65,7 @@ class Verifier:
         self.jwt = _jwt_verifier(settings)
 
     async def bearer(self, credential: str) -> Identity:
-        if credential.startswith(tokens.PREFIX):
+        if credential.startswith(credentials.TOKEN_PREFIX):
             found = await anyio.to_thread.run_sync(self._token, credential)
             if found is None:
                 raise Refused("the token is unknown, revoked or expired")
@@ -95,20 +95,13 @@ class Verifier:
         return await anyio.to_thread.run_sync(self._holds, who.token_id, who.username)
 
     def _token(self, secret: str) -> Identity | None:
-        db = self.rt.store.db  # the configured (service) user's store: opens the database
-        found = tokens.check(db, secret)
+        found = credentials.authenticate(self.rt, secret)
         if found is None:
             return None
-        tokens.mark_used(db, found)
-        return Identity(found.username, f"token:{found.id}", found.id)
+        return Identity(found.username, f"token:{found.token_id}", found.token_id)
 
     def _holds(self, token_id: str, username: str) -> bool:
-        db = self.rt.store.db
-        found = tokens.live(db, token_id)
-        if found is None or found.username != username:
-            return False
-        tokens.mark_used(db, found)
-        return True
+        return credentials.holds(self.rt, token_id, username)
 
 
 def _jwt_verifier(settings: Settings):  # type: ignore[no-untyped-def]

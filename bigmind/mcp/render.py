@@ -1,6 +1,6 @@
 """Markdown renderings shared by the tools and the CLI.
 
-Every stored text is shown as quoted data (:mod:`bigmind.memory.quoting`): one line, inside a
+Every stored text is shown as quoted data (:mod:`bigmind.service.display`): one line, inside a
 line that starts with a prefix of ours, never at the start of a line of its own.
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bigmind.memory.maintenance import Check
-from bigmind.memory.quoting import cell, quoted
 from bigmind.models import Chunk, Fact, Hit, Session, Summary, day_of
 from bigmind.project import name_of
-from bigmind.storage.fact_history import Version
+from bigmind.service.display import cell, quoted
+from bigmind.service.facts import Version
+from bigmind.service.housekeeping import Check
 from bigmind.tokens import count_tokens, truncate_to_tokens
 
 

@@ -20,9 +20,8 @@ from fastmcp.exceptions import ResourceError
 from bigmind import limits
 from bigmind.errors import BigMindError, NotFound
 from bigmind.mcp import render
-from bigmind.mcp.tools.sessions import current_context
-from bigmind.memory import correct
 from bigmind.runtime import Runtime
+from bigmind.service import facts, sessionlife
 
 log = logging.getLogger("bigmind.mcp.resources")
 P = ParamSpec("P")
@@ -61,20 +60,20 @@ def register(mcp: FastMCP, rt: Runtime) -> None:
     @edge
     def context() -> str:
         """Your BigMind context packet: company knowledge, profile, key facts, recent sessions."""
-        return current_context(rt).text
+        return sessionlife.context(rt).packet.text
 
     @mcp.resource("bigmind://sessions/{session_id}", name="session", mime_type=MARKDOWN)
     @edge
     def session(session_id: str) -> str:
         """One session: summary, key facts, code references, flagged exchanges."""
-        s, summary, chunks = rt.store.session_detail(session_id)
+        s, summary, chunks = sessionlife.session_detail(rt, session_id)
         return render.session_detail(s, summary, chunks, limits.DETAIL_TOKENS_DEFAULT)
 
     @mcp.resource("bigmind://facts/{fact_id}", name="fact", mime_type=MARKDOWN)
     @edge
     def fact(fact_id: str) -> str:
         """One fact with its provenance and earlier versions."""
-        f, versions = correct.history(rt.store, fact_number(fact_id))
+        f, versions = facts.history(rt, fact_number(fact_id))
         where = render.fact_place(f)
         return (
             render.fact_versions(f, versions)

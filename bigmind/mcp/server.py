@@ -25,8 +25,8 @@ from bigmind.mcp.tools import (
     sessions,
 )
 from bigmind.mcp.tools.base import Catalog
-from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
+from bigmind.service import sessionlife
 
 
 def build_server(
@@ -53,7 +53,7 @@ def build_server(
     @mcp.prompt()
     def bigmind_init() -> str:
         """Bootstrap BigMind memory for this conversation (the live context packet)."""
-        packet = build_context(rt.store, budget=settings.context_budget)
+        packet = sessionlife.bootstrap(rt)
         return (
             "You have a persistent memory, BigMind. Call memory_start_session() now to open a "
             "session and announce its id; this is your current context:\n\n"

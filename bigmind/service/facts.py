@@ -6,7 +6,10 @@ model is ready, finds the active facts close to it in meaning so the agent can j
 itself (replace, correct or keep both). The vector it computes for that stays in the semantic
 index's query cache, where the background embedder and check (:mod:`bigmind.memory.dedup`)
 find it: the fact is embedded once, and its vector written off the request.
-:func:`replace` names more facts a stored fact replaces, or undoes every replacement.
+:func:`replace` names more facts a stored fact replaces, or undoes every replacement;
+:func:`change` corrects a fact (its history keeps the old text), moves it between the project
+and global, or names what it replaces, as ``memory_update_fact`` and ``PATCH /facts/{id}`` do.
+Each write wakes the background embedder.
 """
 
 from __future__ import annotations
@@ -15,11 +18,34 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bigmind import limits
+from bigmind.memory import correct as correcting
 from bigmind.memory import dedup, gotchas
-from bigmind.models import Fact, Record, day_of
+from bigmind.memory.correct import Corrected
+from bigmind.memory.rivals import Rival
+from bigmind.models import Fact, Profile, Record, day_of
 from bigmind.runtime import Runtime
 from bigmind.search.vectors import fact_embedding_text
+from bigmind.storage.fact_history import Version
 from bigmind.storage.store import SessionRef
+
+__all__ = [
+    "Changed",
+    "Close",
+    "Corrected",
+    "Replaced",
+    "Rival",
+    "StoredFact",
+    "Version",
+    "change",
+    "correct",
+    "deprecate",
+    "get",
+    "history",
+    "replace",
+    "restore",
+    "store_fact",
+    "update_profile",
+]
 
 Ids = str | Sequence[str | int] | None  # a list argument of fact ids (limits.fact_ids)
 
@@ -60,6 +86,18 @@ class Replaced:
     named: list[int]  # the ids asked for (none: undo)
     retired: list[int]
     restored: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """What :func:`change` did: ``fact`` as it is now; ``replaced``: the facts it names as
+    replaced (when ``replaces`` was given); ``scoped``: its scope was set; ``corrected``: the
+    correction of its text, category, numbers or version (None when none was asked)."""
+
+    fact: Fact
+    replaced: Replaced | None
+    scoped: bool
+    corrected: Corrected | None
 
 
 def store_fact(
@@ -119,3 +157,134 @@ def replace(rt: Runtime, fact_id: int, replaces: Ids) -> Replaced:
     if retired or restored:
         rt.wrote()
     return Replaced(fact_id, ids, retired, restored)
+
+
+def change(
+    rt: Runtime,
+    fact_id: int,
+    *,
+    fact: str | None = None,
+    category: str | None = None,
+    confidence: float | None = None,
+    importance: int | None = None,
+    reason: str | None = None,
+    restore_version: int | None = None,
+    scope: str | None = None,
+    replaces: Ids = None,
+) -> Changed:
+    """Change fact ``fact_id``, in this order: the facts it ``replaces`` (None: not asked;
+    ``[]``: restore them, as :func:`replace`), its ``scope``, then its text, category and
+    numbers or an earlier version back (:func:`correct`). Each step commits on its own; a step
+    that fails leaves the ones before it done.
+
+    Raises:
+        NotFound: no such fact (or version) of the user's.
+        InvalidInput: a bad value, a version with new values, or a duplicate.
+    """
+    edited = any(v is not None for v in (fact, category, confidence, importance))
+    done = None if replaces is None else replace(rt, fact_id, replaces)
+    if done is not None and not edited and restore_version is None and scope is None:
+        return Changed(rt.store.get_fact(fact_id), done, False, None)
+    if scope is not None:
+        moved = rt.store.set_fact_scope(fact_id, scope)
+        if not edited and restore_version is None:
+            return Changed(moved, done, True, None)
+    r = correct(
+        rt,
+        fact_id,
+        fact=fact,
+        category=category,
+        confidence=confidence,
+        importance=importance,
+        reason=reason,
+        restore_version=restore_version,
+    )
+    return Changed(r.fact, done, scope is not None, r)
+
+
+def correct(
+    rt: Runtime,
+    fact_id: int,
+    *,
+    fact: str | None = None,
+    category: str | None = None,
+    confidence: float | None = None,
+    importance: int | None = None,
+    reason: str | None = None,
+    restore_version: int | None = None,
+) -> Corrected:
+    """Correct fact ``fact_id`` (the fields given) or put version ``restore_version`` back;
+    the version replaced stays in its history with ``reason``
+    (:func:`bigmind.memory.correct.update_fact`).
+
+    Raises:
+        NotFound: no such fact or version of the user's.
+        InvalidInput: a bad value, a version with new values, or a duplicate.
+    """
+    r = correcting.update_fact(
+        rt.store,
+        rt.semantic,
+        fact_id,
+        fact=fact,
+        category=category,
+        confidence=confidence,
+        importance=importance,
+        reason=reason,
+        restore_version=restore_version,
+    )
+    if r.changed:
+        rt.wrote()
+    return r
+
+
+def get(rt: Runtime, fact_id: int) -> Fact:
+    """One of the user's facts, any status.
+
+    Raises:
+        NotFound: no such fact of the user's.
+    """
+    return rt.store.get_fact(fact_id)
+
+
+def history(rt: Runtime, fact_id: int) -> tuple[Fact, list[Version]]:
+    """One of the user's facts (any status) with its earlier versions, oldest first.
+
+    Raises:
+        NotFound: no such fact of the user's.
+    """
+    return correcting.history(rt.store, fact_id)
+
+
+def deprecate(rt: Runtime, fact_id: int, reason: str) -> Fact:
+    """Retire a fact no longer true: kept, out of the packet and of search.
+
+    Raises:
+        NotFound: no such fact of the user's.
+        InvalidInput: no reason, or the fact is deprecated already.
+    """
+    f = rt.store.deprecate_fact(fact_id, reason)
+    rt.wrote()
+    return f
+
+
+def restore(rt: Runtime, fact_id: int) -> Fact:
+    """Undo :func:`deprecate`, unless an identical fact is active again meanwhile.
+
+    Raises:
+        NotFound: no such fact of the user's.
+        InvalidInput: the fact is active, or a twin of it is.
+    """
+    f = rt.store.restore_fact(fact_id)
+    rt.wrote()
+    return f
+
+
+def update_profile(
+    rt: Runtime,
+    role: str | None = None,
+    preferences: str | None = None,
+    pinned_facts: str | Sequence[str] | None = None,
+) -> Profile:
+    """Update the user's profile (Tier 0, shown at every session start): only the fields
+    given; "" clears one, a list of pinned facts replaces the list."""
+    return rt.store.update_profile(role, preferences, pinned_facts)

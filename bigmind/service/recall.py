@@ -34,6 +34,7 @@ class Recollection:
     nothing_relevant: bool
     failed_attempts: list[attempts.Echo] = field(default_factory=list)
     gotchas: list[gotchas.Bound] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
 
 def recall(
@@ -49,12 +50,13 @@ def recall(
     extras: bool = True,
     files: bool = True,
     count_use: bool = True,
+    notices: bool = False,
 ) -> Recollection:
     """The best ``limit`` memories for ``query`` (see the module docstring). ``ranker``: a
     :class:`Recall` of the caller's own (a one-shot command loads the model in its thread);
     ``extras``: also the failed approaches and (``files``) the facts bound to named files;
     ``count_use``: count the hits as handed to an agent (a person at the command line is
-    not one)."""
+    not one); ``notices``: also collect the user's notices (told once, to an agent)."""
     found = (ranker or rt.recall()).search(
         query, limit, kinds, mode=mode, include_deprecated=include_deprecated, scope=scope
     )
@@ -67,7 +69,8 @@ def recall(
         tried = attempts.warnings(rt.store, query, rt.semantic)
         if files and _asks_facts(kinds):
             bound = gotchas.for_files(rt.store, gotchas.named_in(query))
-    return Recollection(query, hits, found.note, found.nothing_relevant, tried, bound)
+    told = rt.notices() if notices else []
+    return Recollection(query, hits, found.note, found.nothing_relevant, tried, bound, told)
 
 
 def _asks_facts(kinds: Kinds) -> bool:

@@ -31,13 +31,13 @@ from starlette.templating import Jinja2Templates
 
 from bigmind import __version__, caller, limits
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
-from bigmind.memory import correct, forget, globalkb
-from bigmind.memory import directory as megamind
 from bigmind.models import day_of
 from bigmind.project import name_of
 from bigmind.runtime import Runtime
+from bigmind.service import colleagues, companykb, forgetting
+from bigmind.service import facts as service
+from bigmind.service import pages as webdata
 from bigmind.web import charts
-from bigmind.web import data as webdata
 from bigmind.web.origins import Origins
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ def create_app(
         store = rt.store
         notice = NOTICES.get(request.query_params.get("notice", ""), "")
         base = {
-            "me": globalkb.caller(store),  # the role as it is now (`bigmind user set-role`)
+            "me": companykb.caller(rt),  # the role as it is now (`bigmind user set-role`)
             "mode": store.mode,
             "csrf": csrf_for(request),
             "login": "bigmind.login" in request.scope,
@@ -233,31 +233,29 @@ def create_app(
         form = await checked_form(request)
         fact_id = _int(request.path_params["fact_id"], -1)
         if request.url.path.endswith("/deprecate"):
-            rt.store.deprecate_fact(fact_id, form.get("reason", ""))
+            service.deprecate(rt, fact_id, form.get("reason", ""))
             notice = "deprecated"
         else:
-            rt.store.restore_fact(fact_id)
+            service.restore(rt, fact_id)
             notice = "restored"
-        rt.wrote()
         return _back(form.get("back"), "/facts", notice, fact_id)
 
     async def restore_version(request: Request) -> Response:
         form = await checked_form(request)
         fact_id = _int(request.path_params["fact_id"], -1)
         version = _int(form.get("version"), -1)
-        correct.update_fact(rt.store, rt.semantic, fact_id, restore_version=max(version, 1))
-        rt.wrote()
+        service.correct(rt, fact_id, restore_version=max(version, 1))
         return _back(form.get("back"), "/facts", "version-restored", fact_id)
 
     def forget_confirm(request: Request) -> Response:
         kind, item = str(request.path_params["kind"]), str(request.path_params["item_id"])
-        target = forget.resolve(rt.store, kind, item)
+        target = forgetting.resolve(rt, kind, item)
         back = _text(request, "back", 500)
         return page(
             request,
             "forget.html",
             target=target,
-            details=forget.preview(rt.store, target),
+            details=forgetting.preview(rt, target),
             back=back if local_path(back) else "",
         )
 
@@ -266,9 +264,7 @@ def create_app(
         if form.get("confirm") != "yes":
             raise InvalidInput("Tick the box to confirm: forgetting cannot be undone.")
         kind, item = str(request.path_params["kind"]), str(request.path_params["item_id"])
-        target = forget.resolve(rt.store, kind, item)
-        done = forget.forget(rt.store, [target], places=rt.places)
-        rt.forgot(done)
+        target, _ = forgetting.forget(rt, kind, item)
         back = form.get("back") or ""
         if target.kind == "session" and back.startswith(f"/sessions/{target.id}"):
             back = ""  # its page is gone
@@ -293,7 +289,7 @@ def create_app(
     async def hide_card(request: Request) -> Response:
         form = await checked_form(request)
         hidden = form.get("hidden") == "1"
-        megamind.hide(rt.store, hidden)
+        colleagues.hide_card(rt, hidden)
         return _back("/directory", "/directory", "card-hidden" if hidden else "card-shown", 0)
 
     def company(request: Request) -> Response:
@@ -308,8 +304,7 @@ def create_app(
         form = await checked_form(request)
         entry_id = _int(request.path_params["entry_id"], -1)
         action = form.get("action", "")
-        globalkb.review(rt.store, entry_id, action, form.get("notes") or None)
-        rt.wrote()
+        companykb.review(rt, entry_id, action, form.get("notes") or None)
         notice = "approved" if action == "approve" else "global-deprecated"
         return _back(form.get("back"), "/global", notice, entry_id)
 

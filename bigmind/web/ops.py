@@ -17,7 +17,7 @@ process-wide one: two apps, or two tests, in one process count apart). What it c
 ``/healthz`` answers 200 while the database answers (status ``ok``, or ``degraded`` when
 semantic search is broken and recall is keyword-only) and 503 when it does not (``fail``).
 Neither endpoint opens a database the server has not opened, or writes anything
-(:mod:`bigmind.storage.probe`).
+(:func:`bigmind.service.housekeeping.database_state`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bigmind import __version__
 from bigmind.errors import BigMindError
-from bigmind.storage import probe
+from bigmind.service.housekeeping import database_state, semantic_state
 
 if TYPE_CHECKING:
     from bigmind.runtime import Runtime
@@ -154,25 +154,6 @@ class Health:
     @property
     def code(self) -> int:
         return 503 if self.status == "fail" else 200
-
-
-def database_state(rt: Runtime) -> str:
-    """``ok``, ``absent`` or ``unreachable``: one cheap read on the open store's connection,
-    or, before the server opened its database, a probe that makes and writes nothing."""
-    store, _ = rt.opened()
-    if store is None:
-        return probe.reach(rt.settings)
-    try:
-        store.db.query("SELECT 1")
-    except (BigMindError, store.db.Error) as exc:
-        log.warning("health: the database does not answer: %s", exc)
-        return "unreachable"
-    return "ok"
-
-
-def semantic_state(rt: Runtime) -> str:
-    _, sem = rt.opened()
-    return "not-started" if sem is None else sem.status().state
 
 
 def check(rt: Runtime) -> Health:

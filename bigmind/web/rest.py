@@ -37,18 +37,11 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from bigmind import limits, project, redact
 from bigmind.errors import BackendUnavailable, BigMindError, Forbidden, InvalidInput, NotFound
-from bigmind.memory import (
-    consolidate,
-    correct,
-    directory,
-    forget,
-    globalkb,
-)
-from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
+from bigmind.service import colleagues, companykb, forgetting, sessionlife
 from bigmind.service import facts as service
+from bigmind.service import pages as webdata
 from bigmind.service import recall as recalling
-from bigmind.web import data as webdata
 from bigmind.web import restschema as rs
 from bigmind.web.restschema import PREFIX, Args, Endpoint, Reply
 
@@ -267,7 +260,7 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
         )
 
     def get_fact(a: Args) -> Reply:
-        fact, versions = correct.history(rt.store, _id(a, "fact_id", "fact"))
+        fact, versions = service.history(rt, _id(a, "fact_id", "fact"))
         return Reply(rs.FactDetail(fact=fact, versions=versions))
 
     def store_fact(a: Args) -> Reply:
@@ -304,37 +297,8 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
                 "restore_version, scope or replaces.",
                 api="GET /api/v1/facts/{id} shows the fact and its versions.",
             )
-        done = None if b.replaces is None else service.replace(rt, fact_id, b.replaces)
-        more: dict[str, Any] = {}
-        if done is not None:
-            more = {"retired": done.retired, "restored": done.restored}
-            if not edited and b.restore_version is None and b.scope is None:
-                fact = rt.store.get_fact(fact_id)
-                changed = ["replaces"] if done.retired or done.restored else []
-                return Reply(
-                    rs.FactUpdated(
-                        fact=fact,
-                        changed=changed,
-                        replaced_version=None,
-                        restored_version=None,
-                        **more,
-                    )
-                )
-        if b.scope is not None:
-            moved = rt.store.set_fact_scope(fact_id, b.scope)
-            if not edited and b.restore_version is None:
-                return Reply(
-                    rs.FactUpdated(
-                        fact=moved,
-                        changed=["scope"],
-                        replaced_version=None,
-                        restored_version=None,
-                        **more,
-                    )
-                )
-        r = correct.update_fact(
-            rt.store,
-            rt.semantic,
+        c = service.change(
+            rt,
             fact_id,
             fact=b.fact,
             category=b.category,
@@ -342,14 +306,31 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
             importance=b.importance,
             reason=b.reason,
             restore_version=b.restore_version,
+            scope=b.scope,
+            replaces=b.replaces,
         )
-        if r.changed:
-            rt.wrote()
-        changed = [*r.changed, *(["scope"] if b.scope is not None else [])]
+        more: dict[str, Any] = {}
+        if c.replaced is not None:
+            more = {"retired": c.replaced.retired, "restored": c.replaced.restored}
+        r = c.corrected
+        if r is None:
+            if c.scoped:
+                changed = ["scope"]
+            else:
+                changed = ["replaces"] if more["retired"] or more["restored"] else []
+            return Reply(
+                rs.FactUpdated(
+                    fact=c.fact,
+                    changed=changed,
+                    replaced_version=None,
+                    restored_version=None,
+                    **more,
+                )
+            )
         return Reply(
             rs.FactUpdated(
-                fact=r.fact,
-                changed=changed,
+                fact=c.fact,
+                changed=[*r.changed, *(["scope"] if c.scoped else [])],
                 replaced_version=r.replaced or None,
                 restored_version=r.restored,
                 **more,
@@ -358,13 +339,11 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
 
     def deprecate_fact(a: Args) -> Reply:
         b = a.body_as(rs.Deprecation)
-        fact = rt.store.deprecate_fact(_id(a, "fact_id", "fact"), b.reason)
+        fact = service.deprecate(rt, _id(a, "fact_id", "fact"), b.reason)
         return Reply(rs.FactDeprecated(fact=fact))
 
     def forget_fact(a: Args) -> Reply:
-        target = forget.resolve(rt.store, "fact", _id(a, "fact_id", "fact"))
-        done = forget.forget(rt.store, [target], places=rt.places)
-        rt.forgot(done)
+        target, done = forgetting.forget(rt, "fact", _id(a, "fact_id", "fact"))
         return Reply(
             rs.Forgotten(
                 kind=target.kind,
@@ -377,36 +356,31 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
 
     def list_sessions(a: Args) -> Reply:
         p = a.query_as(rs.SessionListQuery)
-        return Reply(rs.SessionPage(sessions=rt.store.list_sessions(p.limit, p.topic, p.offset)))
+        return Reply(
+            rs.SessionPage(sessions=sessionlife.list_sessions(rt, p.limit, p.topic, p.offset))
+        )
 
     def get_session(a: Args) -> Reply:
-        s, summary, chunks = rt.store.session_detail(a.path["session_id"])
+        s, summary, chunks = sessionlife.session_detail(rt, a.path["session_id"])
         return Reply(rs.SessionDetail(session=s, summary=summary, chunk_ids=[c.id for c in chunks]))
 
     def start_session(a: Args) -> Reply:
         b = a.body_as(rs.NewSession)
-        store = rt.store
-        started = store.start_session(b.ide_hint, b.session_id)
+        started = sessionlife.start_session(rt, b.ide_hint, b.session_id, b.focus, agent=False)
         s = started.session
-        packet = build_context(
-            store,
-            current_session=s.id,
-            budget=rt.settings.context_budget,
-            focus=b.focus,
-            recall=rt.recall() if b.focus else None,
-        )
         out = rs.SessionStarted(
-            session=store.get_session(s.id),
-            resumed=started.reused,
+            session=s,
+            resumed=started.resumed,
             auto_closed=started.auto_closed,
-            context=packet.text,
-            context_tokens=packet.tokens,
+            context=started.packet.text,
+            context_tokens=started.packet.tokens,
         )
-        return Reply(out, 200 if started.reused else 201, f"/sessions/{s.id}")
+        return Reply(out, 200 if started.resumed else 201, f"/sessions/{s.id}")
 
     def end_session(a: Args) -> Reply:
         b = a.body_as(rs.SessionEnd)
-        s, was_open = rt.store.end_session(
+        e = sessionlife.end_session(
+            rt,
             a.path["session_id"],
             b.one_liner,
             b.topics,
@@ -416,63 +390,46 @@ def endpoints(rt: Runtime) -> list[Endpoint]:
             b.code_refs,
             b.importance,
         )
-        retired = consolidate.retire_stale(rt.store)  # as memory_end_session does
-        rt.wrote()
-        return Reply(
-            rs.SessionEnded(session=s, was_open=was_open, retired_facts=[i for i, _ in retired])
-        )
-
-    def _shown(e: globalkb.GlobalEntry) -> globalkb.GlobalEntry:
-        """As another user may see it (:func:`bigmind.memory.globalkb.visible`)."""
-        seen = globalkb.visible(rt.store, e)["source_session"]
-        return replace(e, source_session=seen if isinstance(seen, str) else None)
+        retired = [i for i, _ in e.retired]
+        return Reply(rs.SessionEnded(session=e.session, was_open=e.was_open, retired_facts=retired))
 
     def list_global(a: Args) -> Reply:
         p = a.query_as(rs.GlobalListQuery)
-        entries, own_only = globalkb.list_entries(rt.store, p.category, p.limit, p.status)
-        return Reply(rs.EntryPage(entries=[_shown(e) for e in entries], own_only=own_only))
+        entries, own_only = companykb.entries(rt, p.category, p.limit, p.status)
+        shown = [companykb.shown(rt, e) for e in entries]
+        return Reply(rs.EntryPage(entries=shown, own_only=own_only))
 
     def search_global(a: Args) -> Reply:
         p = a.query_as(rs.GlobalSearchQuery)
-        r = recalling.recall(rt, p.q, p.limit, ["global"], extras=False)
+        r = companykb.search(rt, p.q, p.limit)
         return Reply(
             rs.Found(results=r.hits, note=r.note or None, nothing_relevant=r.nothing_relevant)
         )
 
     def get_global(a: Args) -> Reply:
-        entry = globalkb.get(rt.store, _id(a, "entry_id", "company knowledge entry"))
-        return Reply(rs.EntryOut(entry=_shown(entry)))
+        entry = companykb.get(rt, _id(a, "entry_id", "company knowledge entry"))
+        return Reply(rs.EntryOut(entry=companykb.shown(rt, entry)))
 
     def propose_global(a: Args) -> Reply:
         b = a.body_as(rs.NewEntry)
-        r = globalkb.promote(
-            rt.store, b.category, b.title, b.content, b.importance, b.source_session
-        )
-        if r.created:
-            rt.wrote()
-        out = rs.EntryProposed(entry=_shown(r.entry), created=r.created)
+        r = companykb.promote(rt, b.category, b.title, b.content, b.importance, b.source_session)
+        out = rs.EntryProposed(entry=companykb.shown(rt, r.entry), created=r.created)
         return Reply(out, 201 if r.created else 200, f"/global/{r.entry.id}")
 
     def review_global(a: Args) -> Reply:
         b = a.body_as(rs.Review)
         entry_id = _id(a, "entry_id", "company knowledge entry")
-        action = b.action
-        if action == "reject":  # a pending proposal turned down: deprecated, as the tools do
-            if globalkb.get(rt.store, entry_id).status != "pending":
-                raise InvalidInput(
-                    f"Entry #{entry_id} is not pending: only a proposal can be rejected "
-                    "(deprecate an approved entry)."
-                )
-            action = "deprecate"
-        entry = globalkb.review(rt.store, entry_id, action, b.notes)
-        rt.wrote()
-        return Reply(rs.EntryOut(entry=_shown(entry)))
+        if b.action == "reject":  # a pending proposal turned down: deprecated, as the tools do
+            entry = companykb.reject(rt, entry_id, b.notes)
+        else:
+            entry = companykb.review(rt, entry_id, b.action, b.notes)
+        return Reply(rs.EntryOut(entry=companykb.shown(rt, entry)))
 
     def directory_(a: Args) -> Reply:
         p = a.query_as(rs.DirectoryQuery)
         if p.topic:
-            return Reply(rs.Directory(experts=directory.who_knows(rt.store, p.topic, p.limit)))
-        return Reply(rs.Directory(cards=directory.cards(rt.store, p.limit)))
+            return Reply(rs.Directory(experts=colleagues.who_knows(rt, p.topic, p.limit)))
+        return Reply(rs.Directory(cards=colleagues.cards(rt, p.limit)))
 
     E = Endpoint
     return [

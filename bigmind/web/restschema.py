@@ -19,12 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import JsonSchemaMode
 
 from bigmind import __version__, limits
-from bigmind.memory.directory import CARDS_MAX, Card, Expert
-from bigmind.memory.globalkb import GlobalEntry
-from bigmind.memory.rivals import Rival
 from bigmind.models import Fact, Hit, Session, Summary
-from bigmind.service.facts import Close
-from bigmind.storage.fact_history import Version
+from bigmind.service.colleagues import CARDS_MAX, Card, Expert
+from bigmind.service.companykb import GlobalEntry
+from bigmind.service.facts import Close, Rival, Version
 
 PREFIX = "/api/v1"
 PROJECT_HEADER = "BigMind-Project"  # the project a request works in (what roots are to MCP)

@@ -9,9 +9,9 @@ from pydantic import Field
 
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import attempts, diff, focus, gotchas, savings
-from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
+from bigmind.service import sessionlife
+from bigmind.service.display import attempt_warnings, gotcha_lines, quoted
 
 Files = Annotated[list[str] | str | None, Field(description="Paths you are editing.")]
 
@@ -27,17 +27,14 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """After start and every ~5 exchanges: what this session works on and its files,
         so parallel sessions avoid them."""
-        f, ref = focus.announce(rt.store, session_id, description, files, ide_hint)
-        _, conflicts = focus.active(rt.store)
-        mine = [c for c in conflicts if f.session_id in c.session_ids]
-        text = f"Focus recorded for session `{f.session_id}`." + session_note(ref)
+        a = sessionlife.announce_focus(rt, description, session_id, files, ide_hint)
+        f, mine, bound, tried = a.focus, a.conflicts, a.gotchas, a.warnings
+        text = f"Focus recorded for session `{f.session_id}`." + session_note(a.session)
         for c in mine:
             others = ", ".join(f"`{s}`" for s in c.session_ids if s != f.session_id)
             text += f"\n⚠️ {quoted(c.path)} is also being worked on in session {others}."
-        bound = gotchas.for_files(rt.store, f.files)  # facts bound to these files
-        text += "".join("\n" + line for line in gotchas.lines(bound))
-        tried = attempts.warnings(rt.store, description, rt.semantic)
-        text += attempts.block(tried)
+        text += "".join("\n" + line for line in gotcha_lines(bound))  # facts bound to its files
+        text += attempt_warnings(tried)
         return result(
             text,
             session_id=f.session_id,
@@ -51,7 +48,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @edge
     def memory_get_active_sessions() -> ToolResult:
         """Your open sessions with their latest focus and files; warns when two touch one file."""
-        items, conflicts = focus.active(rt.store)
+        items, conflicts = sessionlife.active_sessions(rt)
         lines = []
         for a in items:
             line = f"- `{quoted(a.session.id)}` since {a.session.started_at[:16]}"
@@ -88,7 +85,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         force: Annotated[bool, Field(description="Also close recently active ones.")] = False,
     ) -> ToolResult:
         """Close your other sessions idle > idle_minutes. Never from a child task."""
-        closed = focus.close_stale(rt.store, session_id, idle_minutes, force)
+        closed = sessionlife.close_stale(rt, session_id, idle_minutes, force)
         text = "Closed " + ", ".join(f"`{s.id}`" for s in closed) if closed else "Nothing to close."
         return result(text, closed=[s.id for s in closed])
 
@@ -101,7 +98,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         session_id: SessionId = None,
     ) -> ToolResult:
         """Log tokens saved by recalling memory (or grep) instead of re-reading files."""
-        entry, ref = savings.log(rt.store, session_id, description, tokens_saved, method_used)
+        entry, ref = sessionlife.log_saving(rt, session_id, description, tokens_saved, method_used)
         return result(
             f"Logged {tokens_saved:,} tokens saved (#{entry})." + session_note(ref),
             entry_id=entry,
@@ -111,5 +108,5 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @edge
     def memory_diff_sessions(since_session_id: str) -> ToolResult:
         """Everything that changed in memory since that session started."""
-        d = diff.since_session(rt.store, since_session_id)
+        d = sessionlife.diff_since(rt, since_session_id)
         return result(d.render(), since=d.since, counts=d.counts)

@@ -13,22 +13,8 @@ from bigmind.errors import Forbidden
 from bigmind.mcp import render
 from bigmind.mcp.instructions import rules
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, edge, result
-from bigmind.memory import exportpath, maintenance, transfer
 from bigmind.runtime import Runtime
-
-
-def semantic_status(rt: Runtime) -> dict[str, object]:
-    sem = rt.semantic
-    if sem is None:
-        return {"state": "off", "detail": "not started", "vectors": 0, "waiting": 0}
-    st = sem.status(counts=True)
-    return {
-        "state": st.state,
-        "detail": st.detail,
-        "model": st.model,
-        "vectors": st.embedded,
-        "waiting": st.backlog,
-    }
+from bigmind.service import housekeeping
 
 
 def register(mcp: Catalog, rt: Runtime) -> None:
@@ -36,8 +22,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @edge
     def memory_get_stats() -> ToolResult:
         """Counts per tier and fact category, database size, versions."""
-        data = maintenance.report(rt.store)
-        data["semantic"] = semantic_status(rt)
+        data = housekeeping.stats(rt)
         return result(json.dumps(data, indent=1, ensure_ascii=False), **data)
 
     @mcp.tool(annotations=READ_ONLY)
@@ -58,16 +43,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         ] = 30,
     ) -> ToolResult:
         """Diagnose the memory: index integrity, schema, open sessions, stale facts."""
-        checks = maintenance.health(rt.store, stale_days)
-        sem = semantic_status(rt)
-        checks.append(
-            maintenance.Check(
-                "semantic index",
-                sem["state"] in ("ready", "off"),
-                f"{sem['state']}: {sem['detail']}; {sem['vectors']} vectors, "
-                f"{sem['waiting']} waiting",
-            )
-        )
+        checks = housekeeping.health(rt, stale_days)
         return result(
             render.checks(checks),
             ok=all(c.ok for c in checks),
@@ -84,7 +60,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Delete saved exchanges older than N days (facts and summaries stay). Only on
         the user's request."""
-        n = maintenance.vacuum(rt.store, older_than_days)
+        n = housekeeping.vacuum(rt, older_than_days)
         return result(
             f"Deleted {n} chunk(s) older than {older_than_days} days; summaries and facts kept.",
             deleted_chunks=n,
@@ -100,8 +76,8 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
     ) -> ToolResult:
         """Back up all of the user's memory to one JSON file."""
-        target = exportpath.resolve_export_path(output_path, rt.files_dir, overwrite=overwrite)
-        counts = transfer.write_export(rt.store, target, overwrite=overwrite)
+        done = housekeeping.export_memory(rt, output_path, overwrite=overwrite)
+        target, counts = done.path, done.counts
         summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
         return result(f"Exported to {target} ({summary}).", path=str(target), counts=counts)
 
@@ -112,9 +88,8 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         mode: str = "merge",  # the only mode: add what is missing
     ) -> ToolResult:
         """Merge a memory_export file into this memory. Idempotent; a bad row refuses the file."""
-        path = exportpath.resolve_import_path(input_path, rt.files_dir)
-        report = transfer.import_data(rt.store, transfer.load_export(path), mode)
-        rt.wrote()
+        done = housekeeping.import_memory(rt, input_path, mode)
+        path, report = done.path, done.report
         added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"
         return result(
             f"Imported from {path} (exported by {report.source_user}): {added}.",

@@ -10,11 +10,11 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge, result
-from bigmind.memory import globalkb
-from bigmind.memory.globalkb import GlobalEntry
-from bigmind.memory.quoting import quoted
 from bigmind.models import day_of
 from bigmind.runtime import Runtime
+from bigmind.service import companykb
+from bigmind.service.companykb import GlobalEntry
+from bigmind.service.display import quoted
 
 LIST_EXCERPT = 300  # characters of an entry's content shown by memory_list_global
 
@@ -45,8 +45,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Share a standard, decision or pattern with every user, once a curator approves it
         (at once in personal mode)."""
-        store = rt.store
-        r = globalkb.promote(store, category, title, content, importance, source_session)
+        r = companykb.promote(rt, category, title, content, importance, source_session)
         e = r.entry
         if not r.created:
             text = f"Already proposed as entry #{e.id} ({e.status}); nothing added."
@@ -57,8 +56,6 @@ def register(mcp: Catalog, rt: Runtime) -> None:
                 f"Proposed company knowledge #{e.id} [{e.category}]: pending until a curator "
                 f"approves it (memory_approve_global)."
             )
-        if r.created:
-            rt.wrote()
         return result(text, entry_id=e.id, status=e.status, created=r.created)
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
@@ -68,8 +65,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 5,
     ) -> ToolResult:
         """Search approved company knowledge by keywords and meaning."""
-        found = rt.recall().search(query, limit, ["global"])
-        rt.used(query, found.hits)
+        found = companykb.search(rt, query, limit)
         if found.hits:
             text = render.hits(found.hits, query, "company knowledge entries")
         else:
@@ -89,7 +85,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Browse company knowledge, most important first. Members see only their own
         pending or deprecated entries."""
-        entries, own_only = globalkb.list_entries(rt.store, category, limit, status)
+        entries, own_only = companykb.entries(rt, category, limit, status)
         what = f"{status.strip().lower()} company knowledge entries"
         if own_only:
             what += " you promoted (curators and admins see everyone's)"
@@ -99,7 +95,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             )
         else:
             text = f"No {what}."
-        shown = [globalkb.visible(rt.store, e) for e in entries]
+        shown = [companykb.visible(rt, e) for e in entries]
         return result(text, entries=shown, own_only=own_only)
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
@@ -110,8 +106,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         notes: str | None = None,
     ) -> ToolResult:
         """Curators and admins: approve or deprecate a company knowledge entry."""
-        e = globalkb.review(rt.store, entry_id, action, notes)
-        rt.wrote()
+        e = companykb.review(rt, entry_id, action, notes)
         verb = "Approved" if e.status == "approved" else "Deprecated"
         shown = "every user now sees it" if e.status == "approved" else "no longer shown"
         return result(

@@ -11,14 +11,14 @@ from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import attempts, journal, reminders
-from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
+from bigmind.service import journaling
+from bigmind.service.display import NEXT_SESSION, quoted, when_text
 
 Status = Literal["open", "confirmed", "refuted", "abandoned"]
 
 
-def _line(h: journal.Hypothesis) -> str:
+def _line(h: journaling.Hypothesis) -> str:
     line = f"- #{h.id} [{h.status}] ({h.confidence:.2f}) {quoted(h.hypothesis)}"
     return line + (f" → {quoted(h.resolution)}" if h.resolution else "")
 
@@ -32,8 +32,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         session_id: SessionId = None,
     ) -> ToolResult:
         """Before a non-trivial task, record your prediction and confidence; resolve it after."""
-        h, ref = journal.add(rt.store, hypothesis, confidence, session_id)
-        rt.wrote()
+        h, ref = journaling.add_hypothesis(rt, hypothesis, confidence, session_id)
         return result(
             f"Hypothesis #{h.id} recorded ({h.confidence:.2f})." + session_note(ref),
             hypothesis_id=h.id,
@@ -47,8 +46,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         resolution: Annotated[str | None, Field(description="What actually happened.")],
     ) -> ToolResult:
         """Close a hypothesis as confirmed, refuted or abandoned (or reopen it with 'open')."""
-        h = journal.resolve(rt.store, hypothesis_id, status, resolution)
-        rt.wrote()
+        h = journaling.resolve_hypothesis(rt, hypothesis_id, status, resolution)
         return result(f"Hypothesis #{h.id} is {h.status}.", hypothesis=h.as_dict())
 
     @mcp.tool(annotations=READ_ONLY, run_in_thread=False)
@@ -58,7 +56,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 20,
     ) -> ToolResult:
         """List hypotheses, newest first. At session start, review the open ones."""
-        rows = journal.list_(rt.store, status, limit, rt.store.project_key)
+        rows = journaling.hypotheses(rt, status, limit)
         text = "\n".join(_line(h) for h in rows) or f"No {status} hypotheses."
         return result(text, hypotheses=[h.as_dict() for h in rows])
 
@@ -71,7 +69,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Check open hypotheses against facts and exchanges for support, contradiction or
         staleness."""
-        scans = journal.scan(rt.store, stale_days)
+        scans = journaling.scan_hypotheses(rt, stale_days)
         if not scans:
             return result("No open hypotheses.", scans=[])
         lines = []
@@ -105,8 +103,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Record an approach you tried and why it failed or worked: a later focus or recall
         close to a failed one warns."""
-        a, ref = attempts.record(rt.store, approach, outcome, why, session_id)
-        rt.wrote()
+        a, ref = journaling.record_attempt(rt, approach, outcome, why, session_id)
         return result(
             f"Attempt #{a.id} recorded ({a.outcome})." + session_note(ref), attempt_id=a.id
         )
@@ -116,7 +113,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     def memory_remind(
         text: str | None = None,
         when: Annotated[str, Field(description="'next_session' or an ISO date/time.")] = (
-            reminders.NEXT_SESSION
+            NEXT_SESSION
         ),
         done: Annotated[int | None, Field(ge=1, description="A reminder's id: mark it done.")] = (
             None
@@ -126,14 +123,12 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         """Leave a reminder for later, in this project: it leads the packet when due, until
         marked done."""
         if done is not None:
-            r = reminders.done(rt.store, done)
-            rt.wrote()
+            r = journaling.reminder_done(rt, done)
             return result(f"Reminder #{r.id} is done.", reminder=r.as_dict())
         if text is None:
             raise InvalidInput("Pass text (and when) to set a reminder, or done=<id>.")
-        r, ref = reminders.add(rt.store, text, when, session_id)
-        rt.wrote()
+        r, ref = journaling.remind(rt, text, when, session_id)
         return result(
-            f"Reminder #{r.id} set, due {reminders.when_text(r)}." + session_note(ref),
+            f"Reminder #{r.id} set, due {when_text(r)}." + session_note(ref),
             reminder=r.as_dict(),
         )

@@ -13,11 +13,11 @@ from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, Importance, edge, result
 from bigmind.mcp.tools.sessions import SessionId, session_note
-from bigmind.memory import attempts, correct, forget, gotchas, rivals
-from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
 from bigmind.service import facts as service
+from bigmind.service import forgetting
 from bigmind.service import recall as recalling
+from bigmind.service.display import attempt_warnings, gotcha_lines, quote, quoted, replace_call
 
 Query = Annotated[
     str,
@@ -56,7 +56,7 @@ def stored_reply(s: service.StoredFact, call: Callable[[int, Sequence[int]], str
     if s.close:
         text += "\nClose facts (replace, correct or keep both):"
         for c in s.close:
-            text += f"\n- #{c.id} ({c.date}) {rivals.quote(c.text)}"
+            text += f"\n- #{c.id} ({c.date}) {quote(c.text)}"
         text += f"\nIf #{f.id} replaces any: {call(f.id, [c.id for c in s.close])}"
     if s.degraded:
         text += (
@@ -101,6 +101,24 @@ def replaced_reply(
     return result(text, **data, retired=r.retired, restored=r.restored)
 
 
+def corrected_reply(c: service.Changed) -> ToolResult:
+    """The reply to a correction, or to a move alone."""
+    f, r = c.fact, c.corrected
+    if r is None:
+        return result(
+            f"Fact #{f.id} is now {render.fact_place(f)}.", fact=f.as_dict(), scope=f.scope
+        )
+    if not r.changed:
+        text = f"Fact #{f.id} already says that; nothing changed."
+    else:
+        what = f"restored version {r.restored}" if r.restored else ", ".join(r.changed)
+        text = (
+            f"Updated fact #{f.id} ({what}); version {r.replaced} is kept in its history."
+            f"\nNow [{quoted(f.category)}]: {quoted(f.fact)}"
+        )
+    return result(text, fact=f.as_dict(), changed=r.changed, replaced_version=r.replaced or None)
+
+
 def register(mcp: Catalog, rt: Runtime) -> None:
     def ranked(
         query: str,
@@ -121,14 +139,15 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             include_deprecated=include_deprecated,
             scope=scope,
             files=bound,
+            notices=True,
         )
         text = render.hits(r.hits, query, what)
         if r.note:
             text += "\n" + r.note
-        text += attempts.block(r.failed_attempts) + render.notices(rt.notices())
+        text += attempt_warnings(r.failed_attempts) + render.notices(r.notices)
         more: dict[str, object] = {"failed_attempts": [e.as_dict() for e in r.failed_attempts]}
         if r.gotchas:  # facts bound to the files the question names lead the reply
-            text = "\n".join(gotchas.lines(r.gotchas)) + "\n\n" + text
+            text = "\n".join(gotcha_lines(r.gotchas)) + "\n\n" + text
             more["gotchas"] = [b.as_dict() for b in r.gotchas]
         return result(
             text,
@@ -206,7 +225,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             files=files,
             replaces=replaces,
         )
-        return stored_reply(s, rivals.replace_call)
+        return stored_reply(s, replace_call)
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
     @edge
@@ -222,7 +241,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Update the user's profile, shown at every session start: only the fields that
         change; "" clears one."""
-        p = rt.store.update_profile(role, preferences, pinned_facts)
+        p = service.update_profile(rt, role, preferences, pinned_facts)
         return result("Profile updated.", profile=p.as_dict())
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
@@ -232,7 +251,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         reason: Annotated[str, Field(description="Why it is no longer true.")],
     ) -> ToolResult:
         """Retire a fact no longer true (kept, but out of context and search)."""
-        f = rt.store.deprecate_fact(fact_id, reason)
+        f = service.deprecate(rt, fact_id, reason)
         return result(
             f"Deprecated fact #{f.id}: {quoted(f.deprecation_reason)}",
             fact_id=f.id,
@@ -258,46 +277,15 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Correct a fact; its history keeps the old text. Only fact_id: list versions."""
         edited = any(v is not None for v in (fact, category, confidence, importance))
-        if replaces is None:
-            return edit(
-                fact_id, fact, category, confidence, importance, reason, restore_version, scope
-            )
-        done = service.replace(rt, fact_id, replaces)
-        if not edited and restore_version is None and scope is None:
-            return replaced_reply(done, rivals.replace_call)
-        out = edit(fact_id, fact, category, confidence, importance, reason, restore_version, scope)
-        return replaced_reply(done, rivals.replace_call, out)
-
-    def edit(
-        fact_id: int,
-        fact: str | None,
-        category: str | None,
-        confidence: float | None,
-        importance: int | None,
-        reason: str | None,
-        restore_version: int | None,
-        scope: str | None,
-    ) -> ToolResult:
-        """memory_update_fact's correction: a new text, category, numbers, version or scope."""
-        edited = any(v is not None for v in (fact, category, confidence, importance))
-        if scope is not None:
-            moved = rt.store.set_fact_scope(fact_id, scope)
-            if not edited and restore_version is None:
-                return result(
-                    f"Fact #{moved.id} is now {render.fact_place(moved)}.",
-                    fact=moved.as_dict(),
-                    scope=moved.scope,
-                )
-        if restore_version is None and not edited:
-            current, versions = correct.history(rt.store, fact_id)
+        if replaces is None and scope is None and restore_version is None and not edited:
+            current, versions = service.history(rt, fact_id)
             return result(
                 render.fact_versions(current, versions),
                 fact=current.as_dict(),
                 versions=[v.as_dict() for v in versions],
             )
-        r = correct.update_fact(
-            rt.store,
-            rt.semantic,
+        c = service.change(
+            rt,
             fact_id,
             fact=fact,
             category=category,
@@ -305,33 +293,24 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             importance=importance,
             reason=reason,
             restore_version=restore_version,
+            scope=scope,
+            replaces=replaces,
         )
-        f = r.fact
-        if not r.changed:
-            text = f"Fact #{f.id} already says that; nothing changed."
-        else:
-            rt.wrote()
-            what = f"restored version {r.restored}" if r.restored else ", ".join(r.changed)
-            text = (
-                f"Updated fact #{f.id} ({what}); version {r.replaced} is kept in its history."
-                f"\nNow [{quoted(f.category)}]: {quoted(f.fact)}"
-            )
-        return result(
-            text, fact=f.as_dict(), changed=r.changed, replaced_version=r.replaced or None
-        )
+        if c.replaced is None:
+            return corrected_reply(c)
+        then = corrected_reply(c) if c.corrected is not None or c.scoped else None
+        return replaced_reply(c.replaced, replace_call, then)
 
     @mcp.tool(annotations=DESTRUCTIVE, run_in_thread=False)
     @edge
     def memory_forget(
-        kind: Annotated[str, Field(description="|".join(forget.KINDS))],
+        kind: Annotated[str, Field(description="|".join(forgetting.KINDS))],
         id: Annotated[int | str, Field(description="#N, a session id, or @username")],
         reason: str | None = None,
     ) -> ToolResult:
         """Delete a memory for good with its history (a session: with its exchanges), e.g.
         a pasted secret; deprecate what is merely outdated."""
-        target = forget.resolve(rt.store, kind, id)
-        done = forget.forget(rt.store, [target], places=rt.places)
-        rt.forgot(done)
+        target, done = forgetting.forget(rt, kind, id)
         text = done.summary() + (f"\nReason: {reason}" if reason else "")
         return result(
             text,

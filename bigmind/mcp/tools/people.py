@@ -9,13 +9,13 @@ from pydantic import Field
 
 from bigmind import limits
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, edge, result
-from bigmind.memory import directory, people
-from bigmind.memory.quoting import quoted
 from bigmind.models import day_of
 from bigmind.runtime import Runtime
+from bigmind.service import colleagues
+from bigmind.service.display import quoted
 
 
-def _card(p: people.Person) -> str:
+def _card(p: colleagues.Person) -> str:
     bits = [f"**{quoted(p.display_name or p.username)}** (`{quoted(p.username)}`)"]
     bits += [quoted(x) for x in (p.role, p.team and f"team {p.team}") if x]
     line = "- " + ", ".join(bits)
@@ -26,7 +26,7 @@ def _card(p: people.Person) -> str:
     return line
 
 
-def _expert(e: directory.Expert) -> str:
+def _expert(e: colleagues.Expert) -> str:
     """One line of a who-knows answer: the person, then the evidence (topics, entries)."""
     who = f"**{quoted(e.display_name or e.username)}** (`{quoted(e.username)}`)"
     who += "".join(f", {quoted(x)}" for x in (e.role, e.team and f"team {e.team}") if x)
@@ -50,8 +50,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         notes: Annotated[str | None, Field(description="Appended, not replaced.")] = None,
     ) -> ToolResult:
         """Store or update a colleague: who they are and what they know."""
-        r = people.remember(rt.store, username, display_name, role, team, expertise, notes)
-        rt.wrote()
+        r = colleagues.remember_person(rt, username, display_name, role, team, expertise, notes)
         text = f"{'Remembered new person' if r.created else 'Updated'} {r.person.username}."
         if r.trimmed:
             text += f" Trimmed {' and '.join(r.trimmed)} to stay within the caps."
@@ -61,7 +60,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @edge
     def memory_recall_person(query: str) -> ToolResult:
         """Find recorded colleagues by name, role, team or expertise."""
-        found = people.recall(rt.store, query)
+        found = colleagues.recall_person(rt, query)
         if not found:
             return result(f"Nobody matches {query!r}.", people=[])
         text = "\n".join(f"{_card(p)}\n  why: {quoted(why)}" for p, _score, why in found)
@@ -73,7 +72,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         limit: Annotated[int, Field(ge=1, le=limits.RESULTS)] = 20,
     ) -> ToolResult:
         """All known people, most recently seen first."""
-        rows = people.list_(rt.store, limit)
+        rows = colleagues.list_people(rt, limit)
         return result(
             "\n".join(map(_card, rows)) or "No people yet.", people=[p.as_dict() for p in rows]
         )
@@ -85,7 +84,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Who worked on a topic, from everyone's session topics and approved company
         knowledge."""
-        found = directory.who_knows(rt.store, topic)
+        found = colleagues.who_knows(rt, topic)
         if not found:
             return result(f"Nobody in the directory worked on {topic!r}.", people=[])
         text = "\n".join(map(_expert, found))

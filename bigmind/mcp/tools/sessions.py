@@ -10,11 +10,10 @@ from pydantic import Field
 from bigmind import limits
 from bigmind.mcp import render
 from bigmind.mcp.tools.base import READ_ONLY, WRITE, Catalog, Importance, edge, result
-from bigmind.memory import attempts, consolidate, mirror
-from bigmind.memory.context import Packet, build_context
-from bigmind.memory.quoting import quoted
 from bigmind.runtime import Runtime
-from bigmind.storage.store import SessionRef
+from bigmind.service import sessionlife
+from bigmind.service.display import quoted
+from bigmind.service.sessionlife import SessionRef
 
 SessionId = Annotated[
     str | None,
@@ -43,23 +42,13 @@ def session_note(ref: SessionRef | None) -> str:
     return ""
 
 
-def current_context(rt: Runtime) -> Packet:
-    """The packet as the latest open session sees it; opens nothing, writes nothing."""
-    open_now = rt.store.open_sessions()
-    current = open_now[0].id if open_now else None
-    return build_context(rt.store, current_session=current, budget=rt.settings.context_budget)
-
-
-def _mirror_note(rt: Runtime) -> str:
+def _mirror_note(m: sessionlife.Mirrored) -> str:
     """BIGMIND_MIRROR=1: the project's Markdown mirror written again at a session's end."""
-    path = mirror.default_path(rt.settings.data_dir, rt.store.project)
-    try:
-        written = mirror.refresh(rt.store, path)
-    except OSError as exc:  # the session is closed either way
-        return f"The Markdown mirror could not be written ({exc})."
-    if written is None:
-        return f"Mirror {path} not rewritten: it has edits; run `bigmind mirror --pull`."
-    return f"Mirror written: {path} ({written.facts} facts)."
+    if m.error is not None:
+        return f"The Markdown mirror could not be written ({m.error})."
+    if m.facts is None:
+        return f"Mirror {m.path} not rewritten: it has edits; run `bigmind mirror --pull`."
+    return f"Mirror written: {m.path} ({m.facts} facts)."
 
 
 def register(mcp: Catalog, rt: Runtime) -> None:
@@ -85,30 +74,22 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         """⚡ CALL THIS FIRST in every conversation: opens a session and returns your memory
         context (profile, facts, recent sessions). Say its first line, "🧠 BigMind Session:
         `<id>`", in the chat. Child tasks given a session id: do NOT call this."""
-        store = rt.store
-        store.check_user(user_id)
-        started = store.start_session(ide_hint, session_id)
+        started = sessionlife.start_session(rt, ide_hint, session_id, focus, user_id=user_id)
         sid = started.session.id
-        packet = build_context(
-            store,
-            current_session=sid,
-            budget=rt.settings.context_budget,
-            focus=focus,
-            recall=rt.recall() if focus else None,
-        )
+        packet = started.packet
         head = f"🧠 BigMind Session: `{sid}`"
-        if started.reused:
+        if started.resumed:
             head += " (resumed)"
         notes = []
         if started.auto_closed:
             notes.append(f"Auto-closed {len(started.auto_closed)} session(s) open for over 24 h.")
-        notes += [e.line() for e in attempts.warnings(store, focus or "", rt.semantic)]
+        notes += [e.line() for e in started.warnings]
         notes.append("Announce the session line above in the chat; end with memory_end_session.")
-        text = f"{head}\n\n{packet.text}\n" + "\n".join(notes) + render.notices(rt.notices())
+        text = f"{head}\n\n{packet.text}\n" + "\n".join(notes) + render.notices(started.notices)
         return result(
             text,
             session_id=sid,
-            resumed=started.reused,
+            resumed=started.resumed,
             auto_closed=started.auto_closed,
             context_tokens=packet.tokens,
             shown=packet.shown,
@@ -134,19 +115,25 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """⚡ CALL LAST (task done, user leaves): closes the session so the next conversation
         resumes from here; calling again updates it. Child tasks: do NOT call this."""
-        s, was_open = rt.store.end_session(
-            session_id, one_liner, topics, outcome, summary, key_facts, code_refs, importance
+        ended = sessionlife.end_session(
+            rt,
+            session_id,
+            one_liner,
+            topics,
+            outcome,
+            summary,
+            key_facts,
+            code_refs,
+            importance,
+            mirror_too=rt.settings.mirror,
         )
-        # The light consolidation: stale low-value facts leave the packet now; facts stored
-        # before the model was ready are checked by the background embedder it wakes.
-        retired = consolidate.retire_stale(rt.store)
-        rt.wrote()
-        verb = "Closed" if was_open else "Updated the already closed"
+        s, retired = ended.session, ended.retired
+        verb = "Closed" if ended.was_open else "Updated the already closed"
         text = (
             f"{verb} session `{s.id}`: {quoted(s.one_liner)} (topics: {quoted(s.topics) or '—'})."
         )
-        if rt.settings.mirror:
-            text += "\n" + _mirror_note(rt)
+        if ended.mirrored is not None:
+            text += "\n" + _mirror_note(ended.mirrored)
         if retired:
             text += (
                 f"\n{len(retired)} stale low-importance facts left the packet (still searchable;"
@@ -158,7 +145,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
             session_id=s.id,
             ended_at=s.ended_at,
             has_summary=bool(s.has_tier2),
-            was_open=was_open,
+            was_open=ended.was_open,
         )
 
     @mcp.tool(annotations=WRITE, run_in_thread=False)
@@ -170,8 +157,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Save a decisive exchange unasked: a decision, non-trivial code, a diagnosed bug,
         a preference, or "remember this"."""
-        chunk, ref = rt.store.append_chunk(content, session_id, "assistant", flag_reason)
-        rt.wrote()
+        chunk, ref = sessionlife.save_chunk(rt, content, session_id, "assistant", flag_reason)
         return result(
             f"Flagged as important: chunk #{chunk.id} in session `{ref.session.id}`."
             + session_note(ref),
@@ -190,8 +176,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     ) -> ToolResult:
         """Save one message turn verbatim, selectively: a decision's rationale, code
         written, a diagnosis."""
-        chunk, ref = rt.store.append_chunk(content, session_id, role, flag_reason)
-        rt.wrote()
+        chunk, ref = sessionlife.save_chunk(rt, content, session_id, role, flag_reason)
         return result(
             f"Saved chunk #{chunk.id} (seq {chunk.seq}) in session `{ref.session.id}`."
             + session_note(ref),
@@ -205,9 +190,10 @@ def register(mcp: Catalog, rt: Runtime) -> None:
     @edge
     def memory_get_context() -> ToolResult:
         """Reload your memory context without side effects (a child task's first call)."""
-        packet = current_context(rt)
+        now = sessionlife.context(rt, notices=True)
+        packet = now.packet
         return result(
-            packet.text + render.notices(rt.notices()),
+            packet.text + render.notices(now.notices),
             context_tokens=packet.tokens,
             shown=packet.shown,
             omitted=packet.omitted,
@@ -227,7 +213,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         ] = limits.DETAIL_TOKENS_DEFAULT,
     ) -> ToolResult:
         """One past session's summary, key facts, code references and flagged exchanges."""
-        s, summary, chunks = rt.store.session_detail(session_id)
+        s, summary, chunks = sessionlife.session_detail(rt, session_id)
         return result(
             render.session_detail(s, summary, chunks, max_tokens),
             session=s.as_dict(),
@@ -245,5 +231,5 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         offset: Annotated[int, Field(ge=0, description="Skip this many (paging).")] = 0,
     ) -> ToolResult:
         """Browse session history, newest first (🟡 = still open)."""
-        rows = rt.store.list_sessions(limit, topic, offset)
+        rows = sessionlife.list_sessions(rt, limit, topic, offset)
         return result(render.session_table(rows), sessions=[s.as_dict() for s in rows])

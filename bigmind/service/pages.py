@@ -1,9 +1,9 @@
-"""What the local profile page shows: read-only views of one user's memory, page by page.
+"""What the profile page shows: read-only views of one user's memory, page by page.
 
-Plain functions over a :class:`~bigmind.storage.store.Store`, returning frozen records the web layer
-renders as they are. Private rows are read with the store's own rule (``user_id`` is the
-configured user), counts and day buckets are grouped in SQL by the data layer's named
-queries (:mod:`bigmind.storage`).
+Plain functions over the store of the user the call acts for (``rt.store``), returning frozen
+records the web layer renders as they are (REST's ``GET /facts`` pages with :func:`facts`
+too). Private rows are read with the store's own rule, counts and day buckets are grouped in
+SQL by the data layer's named queries (:mod:`bigmind.storage`).
 """
 
 from __future__ import annotations
