@@ -26,7 +26,8 @@ Kinds = Sequence[str] | str | None
 @dataclass(frozen=True, slots=True)
 class Recollection:
     """What a recall found. ``nothing_relevant``: no hit, or even the best is weak (say so
-    before listing the closest); ``note``: why meaning did not take part, or ""."""
+    before listing the closest); ``note``: why meaning did not take part, or "";
+    ``notices``: the user's background news, when asked for."""
 
     query: str
     hits: list[Hit]
