@@ -113,8 +113,9 @@ def export_memory(
     ``exports/`` (None: the default name there) or, unless ``confined``, anywhere.
 
     Raises:
-        ExportError: the file exists (without ``overwrite``) or cannot be written.
-        InvalidInput: a path outside ``exports/`` (``confined``) or in no existing folder.
+        ExportError: a folder, a file that exists (without ``overwrite``), a path outside
+            ``exports/`` (``confined``) or in no existing folder, or a failed write.
+        InvalidInput: a path no file can have (a NUL, too long, an unknown ``~user``).
     """
     target = exportpath.resolve_export_path(
         output_path, rt.files_dir, confined=confined, overwrite=overwrite
@@ -129,7 +130,8 @@ def import_memory(
     """Merge an export file into the user's memory (idempotent: what is there is skipped).
 
     Raises:
-        InvalidInput: no such file, or a row that does not fit (a bad row refuses the file).
+        NotFound: no such file.
+        InvalidInput: no path, or a row that does not fit (a bad row refuses the file).
     """
     path = exportpath.resolve_import_path(input_path, rt.files_dir)
     report = transfer.import_data(rt.store, transfer.load_export(path), mode, progress)
