@@ -1,10 +1,10 @@
 """The REST API under ``/api/v1``: BigMind's memory for tools that are not MCP clients.
 
-Each endpoint is a thin adapter over the feature the matching MCP tool calls (recall, facts,
-sessions, company knowledge), JSON in and out, for the user the running call acts for: the
-HTTP gateway authenticates every request before these routes run and runs it under
-:func:`bigmind.caller.acting_as`, so ``rt.store`` is that user's store. Nothing here reads a
-user from a header, a parameter or a body.
+Each endpoint is a thin adapter over the service function the matching MCP tool calls
+(:mod:`bigmind.service`: recall, facts, sessions, company knowledge), JSON in and out, for
+the user the running call acts for: the HTTP gateway authenticates every request before
+these routes run and runs it under :func:`bigmind.caller.acting_as`, so ``rt.store`` is that
+user's store. Nothing here reads a user from a header, a parameter or a body.
 
 What a client sends is held to the models of :mod:`bigmind.web.restschema` (unknown fields
 refused, as the tools refuse unknown arguments) and to what no call takes
