@@ -25,7 +25,7 @@ from bigmind.errors import BigMindError, ExportError, NoMemoryYet
 if TYPE_CHECKING:
     from bigmind.config import Settings
     from bigmind.runtime import Runtime
-    from bigmind.search.recall import Recall
+    from bigmind.service.embedding import Loaded
 
 
 def load_settings() -> Settings:
@@ -65,19 +65,15 @@ def runtime(settings: Settings | None = None, *, create: bool = False) -> Runtim
     return Runtime(settings, create=create)
 
 
-def foreground_recall(rt: Runtime) -> Recall:
-    """Hybrid recall for a one-shot command: the model loads in this thread; without one
+def foreground_recall(rt: Runtime) -> Loaded:
+    """The model for a one-shot command's hybrid recall, loaded in this thread; without one
     (off, not exported, another model's vectors) the search is keyword-only and says so."""
-    from bigmind.search.recall import Recall
-    from bigmind.search.semantic import Semantic
+    from bigmind.service import embedding
 
-    sem = Semantic(rt.store.db, rt.settings)
-    try:
-        sem.load_now()
-    except BigMindError as exc:
-        print(f"bigmind: keyword search only: {exc.message_for('cli')}", file=sys.stderr)
-        return Recall(rt.store, None)
-    return Recall(rt.store, sem)
+    loaded = embedding.load(rt)
+    if loaded.error is not None:
+        print(f"bigmind: keyword search only: {loaded.error.message_for('cli')}", file=sys.stderr)
+    return loaded
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -162,21 +158,17 @@ def _quiet(done: int, total: int) -> None:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Embed every memory again with the configured model (after changing it)."""
-    from bigmind.search.semantic import Semantic
+    from bigmind.service import embedding
 
     rt = runtime()
     try:
-        sem = Semantic(rt.store.db, rt.settings)
-        if sem.status().state in ("off", "unavailable"):
-            raise BigMindError(f"Semantic search is {sem.status().state}: {sem.status().detail}.")
-        n = sem.reindex(progress("Embedding"))
-        model = sem.status().model
+        done = embedding.reindex(rt, progress("Embedding"))
     finally:
         rt.close()
     if args.json:
-        print(json.dumps({"embedded": n, "model": model}))
+        print(json.dumps({"embedded": done.embedded, "model": done.model}))
     else:
-        print(f"Re-embedded {n} memories with {model}.")
+        print(f"Re-embedded {done.embedded} memories with {done.model}.")
     return 0
 
 
