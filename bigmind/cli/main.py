@@ -78,37 +78,39 @@ def foreground_recall(rt: Runtime) -> Loaded:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the configured user's memory to a JSON file."""
-    from bigmind.memory import exportpath, transfer
+    from bigmind.service import portability
 
     rt = runtime()
     try:
-        target = exportpath.resolve_export_path(args.output, rt.settings.data_dir, confined=False)
-        counts = transfer.write_export(
-            rt.store, target, overwrite=args.overwrite, progress=progress("Exporting tables")
+        done = portability.export_json(
+            rt,
+            args.output,
+            overwrite=args.overwrite,
+            confined=False,
+            progress=progress("Exporting tables"),
         )
     except NoMemoryYet as exc:  # asked for a file and none is written: a failure
         raise ExportError(f"No memory yet at {exc.where}: nothing to export.") from exc
     finally:
         rt.close()
     if args.json:
-        print(json.dumps({"path": str(target), "rows": counts}, indent=1))
+        print(json.dumps({"path": str(done.path), "rows": done.rows}, indent=1))
     else:
-        rows = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no rows"
-        print(f"Exported to {target}: {rows}")
+        rows = ", ".join(f"{n} {k}" for k, n in done.rows.items() if n) or "no rows"
+        print(f"Exported to {done.path}: {rows}")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Merge an export file into the configured user's memory."""
-    from bigmind.memory import exportpath, transfer
+    from bigmind.service import portability
 
     rt = runtime(create=True)
     try:
-        path = exportpath.resolve_import_path(args.path, rt.settings.data_dir)
-        export = transfer.load_export(path)
-        report = transfer.import_data(rt.store, export, args.mode, progress("Importing rows"))
+        done = portability.import_json(rt, args.path, args.mode, progress("Importing rows"))
     finally:
         rt.close()
+    path, report = done.path, done.report
     if args.json:
         data = {
             "path": str(path),
