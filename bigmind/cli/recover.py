@@ -1,5 +1,6 @@
 """``bigmind recover``: salvage what SQLite can still read of a damaged memory into a new file
-(:func:`bigmind.service.operations.recover`); with ``--replace``, swap it in and keep the damaged one."""
+(:func:`bigmind.service.operations.recover`); with ``--replace``, swap it in and keep the
+damaged one."""
 
 from __future__ import annotations
 
