@@ -3,6 +3,6 @@ instructions, and fences neutralised (the rules: :mod:`bigmind.memory.quoting`).
 
 from __future__ import annotations
 
-from bigmind.memory.quoting import BREAK, cell, neutral_fences, quoted
+from bigmind.memory.quoting import cell, neutral_fences, quoted
 
-__all__ = ["BREAK", "cell", "neutral_fences", "quoted"]
+__all__ = ["cell", "neutral_fences", "quoted"]
