@@ -1,20 +1,16 @@
 """The service floor of upkeep, the journal and the gateway's tokens
-(bigmind/service/housekeeping.py, journaling.py, credentials.py), in process, on both
+(bigmind/service/housekeeping.py, journaling.py, accounts.py), in process, on both
 backends: the semantic index in stats and health, an export imported by another user, the
 states health checks read, reminders, and a token's holder."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
-from bigmind.config import Settings
-from bigmind.errors import ExportError, InvalidInput, NotFound
+from bigmind.errors import InvalidInput, NotFound
 from bigmind.memory import tokens
 from bigmind.runtime import Runtime
-from bigmind.service import credentials, housekeeping, journaling
-from bigmind.service import facts as service
+from bigmind.service import accounts, housekeeping, journaling
 from bigmind.storage.db import Backend
 
 
@@ -30,25 +26,6 @@ def test_stats_and_health_report_the_semantic_index_off_as_fine(runtime: Runtime
     )
     with pytest.raises(InvalidInput):
         housekeeping.health(runtime, stale_days=0)
-
-
-def test_an_export_is_merged_into_another_users_memory_once(
-    runtime: Runtime, settings_for: Callable[[str], Settings]
-) -> None:
-    service.store_fact(runtime, "codebase", "The payments service uses Kafka")
-    out = housekeeping.export_memory(runtime, "backup.json")
-    assert out.path == runtime.files_dir / "exports" / "backup.json" and out.counts["facts"] == 1
-    with pytest.raises(ExportError, match="writes there only"):  # a tool: in exports/ only
-        housekeeping.export_memory(runtime, str(runtime.files_dir / "elsewhere.json"))
-    bob = Runtime(settings_for("bob"))
-    try:
-        first = housekeeping.import_memory(bob, str(out.path))
-        assert first.path == out.path and first.report.source_user == "alice"
-        assert first.report.added["facts"] == 1
-        again = housekeeping.import_memory(bob, "backup.json")  # found in exports/
-        assert again.report.added.get("facts", 0) == 0
-    finally:
-        bob.close()
 
 
 def test_the_states_health_checks_read_never_start_the_index(runtime: Runtime) -> None:
@@ -69,11 +46,11 @@ def test_a_live_token_names_its_holder_until_it_is_revoked(
     runtime: Runtime, backend: Backend
 ) -> None:
     made = tokens.create(backend, "bob")
-    holder = credentials.authenticate(runtime, made.secret)
-    assert holder == credentials.Holder("bob", made.token.id)
-    assert credentials.holds(runtime, made.token.id, "bob")
-    assert not credentials.holds(runtime, made.token.id, "carol")
-    assert credentials.authenticate(runtime, credentials.TOKEN_PREFIX + "unknown") is None
+    holder = accounts.authenticate(runtime, made.secret)
+    assert holder == accounts.Holder("bob", made.token.id)
+    assert accounts.holds(runtime, made.token.id, "bob")
+    assert not accounts.holds(runtime, made.token.id, "carol")
+    assert accounts.authenticate(runtime, accounts.TOKEN_PREFIX + "unknown") is None
     tokens.revoke(backend, made.token.id)
-    assert credentials.authenticate(runtime, made.secret) is None
-    assert not credentials.holds(runtime, made.token.id, "bob")
+    assert accounts.authenticate(runtime, made.secret) is None
+    assert not accounts.holds(runtime, made.token.id, "bob")

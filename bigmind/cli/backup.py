@@ -1,5 +1,5 @@
 """``bigmind backup PATH``: a consistent copy of the SQLite memory, taken while it is in use
-(:mod:`bigmind.storage.backup`)."""
+(:func:`bigmind.service.operations.backup`)."""
 
 from __future__ import annotations
 
@@ -18,17 +18,13 @@ def backup_arguments(sp: argparse.ArgumentParser) -> None:
 
 def cmd_backup(args: argparse.Namespace) -> int:
     """Copy the database into one file; say where, how large, and how to restore it."""
-    from bigmind.storage.backup import backup, refuse_postgres
+    from bigmind.service import operations
 
     settings = load_settings()
     setup_logging(settings.log_level, settings.log_format)
-    if settings.db_url:
-        raise refuse_postgres()
     target = Path(args.path).expanduser().absolute()
     try:
-        done = backup(
-            settings.db_path, target, overwrite=args.overwrite, busy_ms=settings.busy_timeout_ms
-        )
+        done = operations.backup(settings, target, overwrite=args.overwrite)
     except NoMemoryYet as exc:  # asked for a file and none is written: a failure
         raise ExportError(f"No memory yet at {exc.where}: nothing to back up.") from exc
     if args.json:

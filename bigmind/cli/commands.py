@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from bigmind import project
 from bigmind.cli.main import foreground_recall, runtime
 from bigmind.errors import NoMemoryYet
-from bigmind.memory.quoting import quoted
 from bigmind.project import SEARCH_SCOPES
+from bigmind.service.display import quoted
 
 if TYPE_CHECKING:
     from bigmind.models import Hit, User
@@ -83,11 +83,10 @@ def recall_arguments(sp: argparse.ArgumentParser) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Keyword search (BM25, as the search tools rank it), no model: fast."""
-    from bigmind.search.recall import Recall
     from bigmind.service.recall import recall
 
     query = " ".join(args.query)
-    rt = runtime()
+    rt = runtime()  # no semantic index: the runtime's recall ranks by keywords alone
     try:
         with _in_project(rt, args.project):
             found = recall(
@@ -97,7 +96,6 @@ def cmd_search(args: argparse.Namespace) -> int:
                 SEARCH_KINDS[args.kind],
                 mode="keyword",
                 scope=args.scope,
-                ranker=Recall(rt.store, None),
                 extras=False,
                 count_use=False,
             )
@@ -116,7 +114,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     rt = runtime()
     try:
-        rec = foreground_recall(rt)
+        model = foreground_recall(rt)
         with _in_project(rt, args.project):
             found = recall(
                 rt,
@@ -124,14 +122,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
                 args.limit,
                 args.kinds,
                 scope=args.scope,
-                ranker=rec,
+                ranker=model.ranker,
                 extras=False,
                 count_use=False,
             )
-        if rec.semantic is not None:
+        if model.semantic is not None:
             if found.note:
                 print(f"bigmind: {found.note.strip('()')}", file=sys.stderr)
-            waiting = sum(rec.semantic.vectors.backlog().values())
+            waiting = model.waiting()
             if waiting:
                 print(
                     f"bigmind: {waiting} memories have no vector yet and are found by keywords "
@@ -198,21 +196,11 @@ def render_hits(hits: Sequence[Hit], query: str, *, tty: bool = False) -> str:
 # -- stats ------------------------------------------------------------------------------------
 def cmd_stats(args: argparse.Namespace) -> int:
     """What ``memory_get_stats`` reports; the semantic part without loading the model."""
-    from bigmind.memory import maintenance
-    from bigmind.search.vectors import VectorStore
+    from bigmind.service import operations
 
     rt = runtime()
     try:
-        data = maintenance.report(rt.store)
-        vectors = VectorStore(rt.store.db)
-        held = vectors.model() if vectors.available else None
-        data["semantic"] = {
-            "configured_model": rt.settings.embed_model,
-            "sqlite_vec": vectors.available,
-            "vector_model": held[0] if held else None,
-            "vectors": sum(vectors.count().values()),
-            "waiting": sum(vectors.backlog().values()) if vectors.available else None,
-        }
+        data = operations.stats(rt)
     finally:
         rt.close()
     emit(args, data, render_stats(data))
@@ -317,27 +305,20 @@ def cmd_user(args: argparse.Namespace) -> int:
     BIGMIND_USER.
     """
     from bigmind.cli.main import load_settings
-    from bigmind.memory import users
-    from bigmind.storage.connect import open_database
+    from bigmind.service import accounts
 
     settings = load_settings()
-    db = open_database(settings, create=args.action != "list")
-    try:
-        if args.action in ("add", "set-role"):
-            acting, me = users.acting_admin(db, settings.user)
-        if args.action == "add":
-            u = users.add_user(acting, args.name, args.role, by=me)
-            emit(args, {"user": u.as_dict()}, f"Added user {u.username} ({u.role}).")
-        elif args.action == "set-role":
-            u, before = users.set_role(acting, args.name, args.role, by=me)
-            change = f"{before} → {u.role}" if before != u.role else f"already {u.role}"
-            data = {"user": u.as_dict(), "previous_role": before}
-            emit(args, data, f"{u.username}: {change}.")
-        else:
-            everyone = users.list_users(db)
-            emit(args, {"users": [u.as_dict() for u in everyone]}, _user_table(everyone))
-    finally:
-        db.close()
+    if args.action == "add":
+        u = accounts.add_user(settings, args.name, args.role)
+        emit(args, {"user": u.as_dict()}, f"Added user {u.username} ({u.role}).")
+    elif args.action == "set-role":
+        u, before = accounts.set_role(settings, args.name, args.role)
+        change = f"{before} → {u.role}" if before != u.role else f"already {u.role}"
+        data = {"user": u.as_dict(), "previous_role": before}
+        emit(args, data, f"{u.username}: {change}.")
+    else:
+        everyone = accounts.list_users(settings)
+        emit(args, {"users": [u.as_dict() for u in everyone]}, _user_table(everyone))
     return 0
 
 

@@ -11,7 +11,7 @@ from bigmind.errors import BigMindError
 
 
 def consolidate_arguments(sp: argparse.ArgumentParser) -> None:
-    from bigmind.memory.consolidate import LOW_IMPORTANCE, STALE_DAYS
+    from bigmind.service.consolidation import LOW_IMPORTANCE, STALE_DAYS
 
     sp.add_argument(
         "--stale-days",
@@ -27,29 +27,26 @@ def consolidate_arguments(sp: argparse.ArgumentParser) -> None:
     )
 
 
+def _unchecked(exc: BigMindError) -> None:
+    """No model: duplicates and conflicts are not checked (the stale facts still retire)."""
+    print(
+        f"bigmind: duplicates and conflicts not checked: {exc.message_for('cli')}",
+        file=sys.stderr,
+    )
+
+
 def cmd_consolidate(args: argparse.Namespace) -> int:
     """One full consolidation pass over the configured user's facts."""
-    from bigmind.memory.consolidate import consolidate
-    from bigmind.search.semantic import Semantic
+    from bigmind.service.consolidation import consolidate
 
     rt = runtime()
     try:
-        sem = Semantic(rt.store.db, rt.settings)
-        ready = True
-        try:
-            sem.load_now()
-            sem.embed_backlog(progress("Embedding"))
-        except BigMindError as exc:
-            print(
-                f"bigmind: duplicates and conflicts not checked: {exc.message_for('cli')}",
-                file=sys.stderr,
-            )
-            ready = False
         done = consolidate(
-            rt.store,
-            sem if ready else None,
+            rt,
             stale_days=args.stale_days,
             max_importance=args.max_importance,
+            progress=progress("Embedding"),
+            without_model=_unchecked,
         )
     finally:
         rt.close()

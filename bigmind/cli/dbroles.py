@@ -25,23 +25,16 @@ def db_arguments(sp: argparse.ArgumentParser) -> None:
 
 
 def cmd_db(args: argparse.Namespace) -> int:
-    from bigmind.storage import pgroles
+    from bigmind.service import operations
 
     if args.sql:
-        sql = pgroles.runtime_grants(args.role)
+        sql = operations.runtime_grants(args.role)
         emit(args, {"role": args.role, "sql": sql}, sql)
         return 0
     settings = load_settings()
     if not settings.db_url:
         raise InvalidInput("bigmind db grant-runtime needs PostgreSQL: set BIGMIND_DB_URL.")
-    from bigmind.storage.connect import open_database
-
-    db = open_database(settings, owner=True)
-    try:
-        with db.transaction() as tx:
-            sql = pgroles.grant_runtime(tx, args.role)
-    finally:
-        db.close()
+    sql = operations.grant_runtime(settings, args.role)
     emit(
         args,
         {"role": args.role, "sql": sql},

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 from bigmind.cli.commands import emit
 from bigmind.cli.main import runtime
-from bigmind.memory.quoting import quoted
 from bigmind.models import day_of
+from bigmind.service.display import quoted
 
 if TYPE_CHECKING:
-    from bigmind.memory.directory import Card, Expert
+    from bigmind.service.colleagues import Card, Expert
 
 
 def directory_arguments(sp: argparse.ArgumentParser) -> None:
@@ -24,23 +24,22 @@ def directory_arguments(sp: argparse.ArgumentParser) -> None:
 
 def cmd_directory(args: argparse.Namespace) -> int:
     """List the directory's cards, answer who worked on a topic, or hide or show your card."""
-    from bigmind.memory import directory
+    from bigmind.service import colleagues
 
     change = args.hide or args.show
     rt = runtime(create=change)
     try:
-        store = rt.store
         if change:
-            card = directory.hide(store, bool(args.hide))
+            card = colleagues.hide_card(rt, args.hide)
             state = "hidden: only you see it" if card.hidden else "shown to everyone"
             emit(args, {"card": card.as_dict()}, f"Your card is {state}.")
         elif args.topic:
             topic = " ".join(args.topic)
-            found = directory.who_knows(store, topic)
+            found = colleagues.who_knows(rt, topic)
             text = "\n".join(map(_expert, found)) or f"Nobody in the directory worked on {topic!r}."
             emit(args, {"topic": topic, "people": [e.as_dict() for e in found]}, text)
         else:
-            cards = directory.cards(store)
+            cards = colleagues.cards(rt)
             emit(args, {"cards": [c.as_dict() for c in cards]}, "\n".join(map(_card, cards)))
     finally:
         rt.close()

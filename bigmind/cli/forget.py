@@ -19,8 +19,7 @@ from bigmind.cli.main import runtime
 from bigmind.errors import NoMemoryYet, NotFound
 
 if TYPE_CHECKING:
-    from bigmind.memory.forget import Forgotten, Target
-    from bigmind.memory.purge import Found
+    from bigmind.service.forgetting import Forgotten, Found, Target
 
 KINDS_HELP = "fact, chunk, summary, session, hypothesis, person, focus, attempt or reminder"
 
@@ -41,13 +40,11 @@ def purge_arguments(sp: argparse.ArgumentParser) -> None:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Delete one memory for good."""
-    from bigmind.memory import forget
+    from bigmind.service import forgetting
 
     rt = runtime()
     try:
-        target = forget.resolve(rt.store, args.kind, args.id)
-        done = forget.forget(rt.store, [target], places=rt.places)
-        rt.forgot(done)
+        _, done = forgetting.forget(rt, args.kind, args.id)
     except NoMemoryYet as exc:  # the memory named is not there: as for a wrong id
         raise NotFound(f"No memory yet at {exc.where}: nothing to forget.") from exc
     finally:
@@ -59,11 +56,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 def cmd_purge(args: argparse.Namespace) -> int:
     """Find everything holding a text, list it, and (once confirmed) forget it all."""
-    from bigmind.memory import purge
+    from bigmind.service import forgetting
 
     rt = runtime()
     try:
-        found = purge.find(rt.store, args.match, rt.places)
+        found = forgetting.find(rt, args.match)
         listing = _listing(found)
         if not found.anything or args.dry_run:
             emit(args, _found_data(found, None), listing)
@@ -71,8 +68,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
         if not args.yes and not _confirmed(found, listing, args):
             print("Nothing was forgotten.", file=sys.stderr)
             return 1
-        done = purge.purge(rt.store, found, rt.places)
-        rt.forgot(done)
+        done = forgetting.purge(rt, found)
     finally:
         rt.close()
     emit(args, _found_data(found, done), done.summary())

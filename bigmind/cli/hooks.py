@@ -23,11 +23,11 @@ import apsw
 
 from bigmind import redact
 from bigmind.errors import BigMindError
-from bigmind.memory.quoting import neutral_fences
+from bigmind.service.display import neutral_fences
 
 if TYPE_CHECKING:
-    from bigmind.memory.context import Packet
     from bigmind.runtime import Runtime
+    from bigmind.service.packet import Packet
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +92,13 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 
 def _packet(rt: Runtime, focus: str | None) -> Packet:
-    from bigmind.cli.main import foreground_recall
-    from bigmind.memory.context import build_context
+    from bigmind.service import packet
 
-    recall = foreground_recall(rt) if focus else None
-    return build_context(rt.store, budget=rt.settings.context_budget, focus=focus, recall=recall)
+    if not focus:
+        return packet.build(rt)
+    from bigmind.cli.main import foreground_recall
+
+    return packet.build(rt, focus, ranker=foreground_recall(rt).ranker)
 
 
 def _context_hook() -> None:
@@ -119,7 +121,7 @@ def _context_hook() -> None:
 
 def fenced(packet: str) -> str:
     """The packet inside the ``<bigmind-memory>`` fence. Its recalled items are quoted data
-    already (:mod:`bigmind.memory.quoting`); every fence or role tag left anywhere in it is
+    already (:mod:`bigmind.service.display`); every fence or role tag left anywhere in it is
     neutralised again here, so nothing inside can close the fence, whatever wrote it."""
     return f"{FENCE_OPEN}\n{FENCE_NOTE}\n\n{neutral_fences(packet.rstrip())}\n{FENCE_CLOSE}\n"
 

@@ -25,7 +25,7 @@ from bigmind.errors import BigMindError, ExportError, NoMemoryYet
 if TYPE_CHECKING:
     from bigmind.config import Settings
     from bigmind.runtime import Runtime
-    from bigmind.search.recall import Recall
+    from bigmind.service.embedding import Loaded
 
 
 def load_settings() -> Settings:
@@ -65,54 +65,52 @@ def runtime(settings: Settings | None = None, *, create: bool = False) -> Runtim
     return Runtime(settings, create=create)
 
 
-def foreground_recall(rt: Runtime) -> Recall:
-    """Hybrid recall for a one-shot command: the model loads in this thread; without one
+def foreground_recall(rt: Runtime) -> Loaded:
+    """The model for a one-shot command's hybrid recall, loaded in this thread; without one
     (off, not exported, another model's vectors) the search is keyword-only and says so."""
-    from bigmind.search.recall import Recall
-    from bigmind.search.semantic import Semantic
+    from bigmind.service import embedding
 
-    sem = Semantic(rt.store.db, rt.settings)
-    try:
-        sem.load_now()
-    except BigMindError as exc:
-        print(f"bigmind: keyword search only: {exc.message_for('cli')}", file=sys.stderr)
-        return Recall(rt.store, None)
-    return Recall(rt.store, sem)
+    loaded = embedding.load(rt)
+    if loaded.error is not None:
+        print(f"bigmind: keyword search only: {loaded.error.message_for('cli')}", file=sys.stderr)
+    return loaded
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the configured user's memory to a JSON file."""
-    from bigmind.memory import exportpath, transfer
+    from bigmind.service import portability
 
     rt = runtime()
     try:
-        target = exportpath.resolve_export_path(args.output, rt.settings.data_dir, confined=False)
-        counts = transfer.write_export(
-            rt.store, target, overwrite=args.overwrite, progress=progress("Exporting tables")
+        done = portability.export_json(
+            rt,
+            args.output,
+            overwrite=args.overwrite,
+            confined=False,
+            progress=progress("Exporting tables"),
         )
     except NoMemoryYet as exc:  # asked for a file and none is written: a failure
         raise ExportError(f"No memory yet at {exc.where}: nothing to export.") from exc
     finally:
         rt.close()
     if args.json:
-        print(json.dumps({"path": str(target), "rows": counts}, indent=1))
+        print(json.dumps({"path": str(done.path), "rows": done.rows}, indent=1))
     else:
-        rows = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no rows"
-        print(f"Exported to {target}: {rows}")
+        rows = ", ".join(f"{n} {k}" for k, n in done.rows.items() if n) or "no rows"
+        print(f"Exported to {done.path}: {rows}")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Merge an export file into the configured user's memory."""
-    from bigmind.memory import exportpath, transfer
+    from bigmind.service import portability
 
     rt = runtime(create=True)
     try:
-        path = exportpath.resolve_import_path(args.path, rt.settings.data_dir)
-        export = transfer.load_export(path)
-        report = transfer.import_data(rt.store, export, args.mode, progress("Importing rows"))
+        done = portability.import_json(rt, args.path, args.mode, progress("Importing rows"))
     finally:
         rt.close()
+    path, report = done.path, done.report
     if args.json:
         data = {
             "path": str(path),
@@ -162,21 +160,17 @@ def _quiet(done: int, total: int) -> None:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Embed every memory again with the configured model (after changing it)."""
-    from bigmind.search.semantic import Semantic
+    from bigmind.service import embedding
 
     rt = runtime()
     try:
-        sem = Semantic(rt.store.db, rt.settings)
-        if sem.status().state in ("off", "unavailable"):
-            raise BigMindError(f"Semantic search is {sem.status().state}: {sem.status().detail}.")
-        n = sem.reindex(progress("Embedding"))
-        model = sem.status().model
+        done = embedding.reindex(rt, progress("Embedding"))
     finally:
         rt.close()
     if args.json:
-        print(json.dumps({"embedded": n, "model": model}))
+        print(json.dumps({"embedded": done.embedded, "model": done.model}))
     else:
-        print(f"Re-embedded {n} memories with {model}.")
+        print(f"Re-embedded {done.embedded} memories with {done.model}.")
     return 0
 
 

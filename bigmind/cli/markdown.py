@@ -1,8 +1,8 @@
 """``bigmind import-md`` and ``bigmind mirror``: a project's memory in and out of Markdown.
 
-The work is in :mod:`bigmind.memory.markdown` and :mod:`bigmind.memory.mirror`; these
-commands open the store, run in the project ``--project`` names (the current directory's by
-default), and print what was done (JSON with ``--json``).
+The work is in :mod:`bigmind.service.portability`; these commands open the runtime, name the
+project ``--project`` gives (the current directory's by default), and print what was done
+(JSON with ``--json``).
 """
 
 from __future__ import annotations
@@ -10,16 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from bigmind import project
 from bigmind.cli.commands import emit
 from bigmind.cli.main import runtime
 from bigmind.errors import BigMindError
-
-if TYPE_CHECKING:
-    from bigmind.runtime import Runtime
-    from bigmind.search.semantic import Semantic
 
 PROJECT_HELP = (
     "the project: a folder, a project key or a known project's name (default: the current "
@@ -50,41 +44,24 @@ def mirror_arguments(sp: argparse.ArgumentParser) -> None:
     )
 
 
-def _project(rt: Runtime, value: str | None) -> project.Project | None:
-    """The project a command runs in: the one ``--project`` names, else the process's."""
-    return rt.store.find_project(value) if value else rt.store.project
-
-
-def _semantic(rt: Runtime) -> Semantic | None:
-    """The model, for the paraphrase check; without one, identical texts are still found
-    (and the running server checks the new facts for paraphrases later)."""
-    from bigmind.search.semantic import Semantic
-
-    sem = Semantic(rt.store.db, rt.settings)
-    if sem.status().state == "off":
-        return None
-    try:
-        sem.load_now()
-    except BigMindError as exc:
-        print(f"bigmind: exact duplicates only: {exc.message_for('cli')}", file=sys.stderr)
-        return None
-    return sem
+def _exact_only(exc: BigMindError) -> None:
+    """No model for the paraphrase check: identical texts are still found (and the running
+    server checks the new facts for paraphrases later)."""
+    print(f"bigmind: exact duplicates only: {exc.message_for('cli')}", file=sys.stderr)
 
 
 def cmd_import_md(args: argparse.Namespace) -> int:
-    from bigmind.memory import markdown
+    from bigmind.service import portability
 
-    parsed = markdown.read_all(args.files)  # a file that cannot be read: nothing is made
-    rt = runtime(create=True)
+    rt = runtime(create=True)  # made only once every file was read
     try:
-        where = _project(rt, args.project)
-        with project.using(where):
-            report = markdown.import_files(rt.store, _semantic(rt), parsed)
+        done = portability.import_markdown(rt, args.files, args.project, without_model=_exact_only)
     finally:
         rt.close()
+    report = done.report
     data = {
         "files": report.files,
-        "project": where.key if where else None,
+        "project": done.project,
         "added": report.added,
         "known": report.known,
         "skipped": dict(report.skipped),
@@ -94,21 +71,19 @@ def cmd_import_md(args: argparse.Namespace) -> int:
 
 
 def cmd_mirror(args: argparse.Namespace) -> int:
-    from bigmind.memory import mirror
+    from bigmind.service import portability
 
     rt = runtime()
     try:
-        where = _project(rt, args.project)
-        path = args.output or mirror.default_path(rt.settings.data_dir, where)
-        with project.using(where):
-            if args.pull:
-                pulled = mirror.pull(rt.store, _semantic(rt), path)
-            else:
-                written = mirror.write(rt.store, path)
+        if args.pull:
+            done = portability.pull_mirror(rt, args.project, args.output, without_model=_exact_only)
+        else:
+            written = portability.write_mirror(rt, args.project, args.output)
     finally:
         rt.close()
     data: dict[str, object]
     if args.pull:
+        path, pulled = done.path, done.pulled
         data = {
             "path": str(path),
             "updated": pulled.updated,
@@ -121,7 +96,7 @@ def cmd_mirror(args: argparse.Namespace) -> int:
         emit(args, data, f"Applied {path}: {pulled.summary()}.{notes}")
         return 0
     data = {
-        "path": str(path),
+        "path": str(written.path),
         "facts": written.facts,
         "hypotheses": written.hypotheses,
         "sessions": written.sessions,
@@ -129,7 +104,7 @@ def cmd_mirror(args: argparse.Namespace) -> int:
     emit(
         args,
         data,
-        f"Wrote {path}: {written.facts} facts, {written.hypotheses} open hypotheses, "
+        f"Wrote {written.path}: {written.facts} facts, {written.hypotheses} open hypotheses, "
         f"{written.sessions} recent sessions. Edit it, then: bigmind mirror --pull",
     )
     return 0

@@ -1,4 +1,5 @@
-"""``bigmind migrate-db``: copy a SQLite memory into PostgreSQL (:mod:`bigmind.storage.migratedb`)."""
+"""``bigmind migrate-db``: copy a SQLite memory into PostgreSQL
+(:func:`bigmind.service.operations.migrate_db`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ import sys
 from pathlib import Path
 
 from bigmind.cli.main import load_settings, progress, setup_logging
+from bigmind.config import redact
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.storage.connect import connect, connect_pg
-from bigmind.storage.migratedb import failure, migrate_database, render
-from bigmind.storage.pg import redact
 
 
 def migrate_db_arguments(sp: argparse.ArgumentParser) -> None:
@@ -47,20 +46,14 @@ def cmd_migrate_db(args: argparse.Namespace) -> int:
             f"No SQLite database at {path}: nothing to migrate (nothing was created). "
             "Pass --from PATH, or set BIGMIND_DB_PATH."
         )
-    src = connect(path)
-    try:
-        tgt = connect_pg(url)
-        try:
-            report = migrate_database(src, tgt, progress)
-        finally:
-            tgt.close()
-    finally:
-        src.close()
+    from bigmind.service import operations
+
+    done = operations.migrate_db(path, url, progress)
     if args.json:
-        print(json.dumps(report.as_json(), indent=1))
+        print(json.dumps(done.report.as_json(), indent=1))
     else:
-        print(render(report))
+        print(done.text)
     sys.stdout.flush()
-    if report.missing:
-        raise failure(report)
+    if done.failure is not None:
+        raise done.failure
     return 0

@@ -12,9 +12,7 @@ from bigmind.cli.main import load_settings, progress
 from bigmind.errors import BigMindError
 
 if TYPE_CHECKING:
-    from bigmind.config import Settings
-    from bigmind.search.modelfetch import FetchReport
-    from bigmind.search.modelfiles import ExportReport
+    from bigmind.service.embedding import ExportReport, FetchReport, Installed
 
 ACTIONS = {  # name: (one line, description, example)
     "fetch": (
@@ -79,12 +77,10 @@ def _target(to: str | None, fallback: Callable[[], Path | None]) -> Path:
     return target
 
 
-def _use_it(settings: Settings, target: Path) -> None:
-    """Say how to point BigMind at ``target`` when the settings look elsewhere."""
-    from bigmind.search.embedder import resolve_model_dir
-
-    if resolve_model_dir(settings) != target:
-        print(f"Use it with BIGMIND_EMBED_MODEL={target}")
+def _use_it(done: Installed[FetchReport] | Installed[ExportReport]) -> None:
+    """Say how to point BigMind at the model when the settings look elsewhere."""
+    if not done.used:
+        print(f"Use it with BIGMIND_EMBED_MODEL={done.report.target}")
 
 
 def _ready(report: FetchReport | ExportReport) -> None:
@@ -107,21 +103,10 @@ def _ready(report: FetchReport | ExportReport) -> None:
 
 def cmd_fetch(args: argparse.Namespace) -> int:
     """Download, check and install the model."""
-    from bigmind.search.embedder import model_target
-    from bigmind.search.modelcache import DEFAULT_MODEL_ID
-    from bigmind.search.modelfetch import fetch_model
+    from bigmind.service import embedding
 
     settings = load_settings()
-
-    def default() -> Path | None:
-        # A custom model name is not what this downloads: all-MiniLM-L6-v2 goes in its own name.
-        found = model_target(settings)
-        if found is not None and found.parent == settings.models_dir:
-            return settings.models_dir / DEFAULT_MODEL_ID
-        return found
-
-    target = _target(args.to, default)
-    url = args.url or settings.model_url
+    target = _target(args.to, lambda: embedding.fetch_target(settings))
     bars: dict[str, Callable[[int, int], None]] = {}
 
     def show(name: str, done: int, total: int) -> None:
@@ -132,31 +117,32 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     def waiting() -> None:
         print(f"bigmind: waiting for another process downloading into {target}", file=sys.stderr)
 
-    int8 = settings.embed_precision == "int8"
-    report = fetch_model(url, target, force=args.force, progress=show, waiting=waiting, int8=int8)
+    done = embedding.fetch(
+        settings, target, args.url, force=args.force, progress=show, waiting=waiting
+    )
+    report = done.report
     if not report.fetched:
         print(f"Model {report.model_id} is already in {report.target} (--force to fetch again).")
     else:
         _ready(report)
-    _use_it(settings, report.target)
+    _use_it(done)
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export an embedding model to ONNX where the server looks for it."""
-    from bigmind.search.embedder import model_target
-    from bigmind.search.modelfiles import export_model
+    from bigmind.service import embedding
 
     settings = load_settings()
-    target = _target(args.to, lambda: model_target(settings))
-    report = export_model(
-        args.source,
+    target = _target(args.to, lambda: embedding.export_target(settings))
+    done = embedding.export(
+        settings,
         target,
+        args.source,
         check=not args.no_check,
         log=lambda line: print(line, file=sys.stderr),
-        int8=settings.embed_precision == "int8",
     )
-    _ready(report)
+    _ready(done.report)
     if args.to:
-        _use_it(settings, report.target)
+        _use_it(done)
     return 0

@@ -1,5 +1,6 @@
 """``bigmind recover``: salvage what SQLite can still read of a damaged memory into a new file
-(:mod:`bigmind.storage.recover`); with ``--replace``, swap it in and keep the damaged one."""
+(:func:`bigmind.service.operations.recover`); with ``--replace``, swap it in and keep the
+damaged one."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from bigmind.cli.main import load_settings, progress, setup_logging
 from bigmind.errors import BigMindError, InvalidInput
 
 if TYPE_CHECKING:
-    from bigmind.storage.recover import Recovery
+    from bigmind.service.operations import Recovery
 
 POSTGRES = (
     "`bigmind recover` salvages a SQLite file; this memory is in PostgreSQL (BIGMIND_DB_URL), "
@@ -37,7 +38,7 @@ def recover_arguments(sp: argparse.ArgumentParser) -> None:
 
 def cmd_recover(args: argparse.Namespace) -> int:
     """Copy what is readable into a new file; say what was recovered and how to use it."""
-    from bigmind.storage.recover import aside, default_target, recover
+    from bigmind.service import operations
 
     settings = load_settings()
     setup_logging(settings.log_level, settings.log_format)
@@ -48,9 +49,11 @@ def cmd_recover(args: argparse.Namespace) -> int:
             "--replace puts the recovered file in the damaged one's place; drop --to."
         )
     source = Path(args.source).expanduser() if args.source else settings.db_path
-    target = Path(args.to).expanduser() if args.to else default_target(source)
-    done = recover(source, target, progress("Copying tables"))
-    kept = aside(source, target) if args.replace else None
+    target = Path(args.to).expanduser() if args.to else None
+    recovered = operations.recover(
+        source, target, replace=args.replace, progress=progress("Copying tables")
+    )
+    done, kept = recovered.done, recovered.kept
     if args.json:
         print(json.dumps({**done.as_json(), "replaced": str(kept) if kept else None}, indent=1))
         return 0
@@ -64,7 +67,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
     else:
         print(
             f"To use it, stop BigMind (close the agents using it), then either set "
-            f"BIGMIND_DB_PATH={target}, or run `bigmind recover --replace`, which recovers "
+            f"BIGMIND_DB_PATH={done.target}, or run `bigmind recover --replace`, which recovers "
             f"again and puts the result in place of {source.name} (kept as "
             f"{source.name}.corrupt-<time>)."
         )

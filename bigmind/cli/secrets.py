@@ -23,18 +23,12 @@ def cmd_scan_secrets(args: argparse.Namespace) -> int:
     it (as ``bigmind user``): it changes text, not who owns what.
     """
     from bigmind import redact
-    from bigmind.memory.secrets import scan
-    from bigmind.storage.connect import open_database
+    from bigmind.service import operations
 
-    db = open_database(load_settings(), create=False)
-    try:
-        # Every user's memory: the tables' owner role only, under row-level security.
-        report = scan(
-            db.maintenance(), apply=not args.dry_run, progress=progress("Scanning tables")
-        )
-        where = db.location
-    finally:
-        db.close()
+    scanned = operations.scan_secrets(
+        load_settings(), apply=not args.dry_run, progress=progress("Scanning tables")
+    )
+    report, where = scanned.report, scanned.location
     lines = []
     width = max((len(t) for t in report.found), default=0)
     for table, found in report.found.items():

@@ -45,9 +45,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if settings.db_url:
         # A wrong or unreachable PostgreSQL fails here, before any client connects; the
         # SQLite file is still opened lazily (a bad path becomes a clear tool error).
-        from bigmind.storage.connect import open_database
+        from bigmind.service import operations
 
-        open_database(settings, serving=settings.mode != "personal").close()
+        operations.check_database(settings)
     with stdio.answering(limit=settings.max_request_bytes) as ledger:
 
         def leave(code: int) -> None:

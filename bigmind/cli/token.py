@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bigmind.cli.commands import actions, emit
 from bigmind.cli.main import load_settings
-from bigmind.errors import Forbidden
 from bigmind.models import now_ts
-from bigmind.storage.db import Backend
-from bigmind.storage.tokens import TokenRow
+
+if TYPE_CHECKING:
+    from bigmind.service.accounts import TokenRow
 
 
 def token_arguments(sp: argparse.ArgumentParser) -> None:
@@ -36,48 +37,27 @@ def token_arguments(sp: argparse.ArgumentParser) -> None:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    from bigmind.memory import tokens
-    from bigmind.storage.connect import open_database
+    from bigmind.service import accounts
 
     settings = load_settings()
-    # api_tokens is the owner role's to write (BIGMIND_DB_OWNER_URL, when set).
-    db = open_database(settings, create=args.action == "create", owner=True)
-    try:
-        target = args.user if args.action != "revoke" else args.who
-        if target != settings.user:
-            _require_admin(db, settings.user, args.action)
-        if args.action == "create":
-            made = tokens.create(db, args.user, days=args.expires, label=args.label)
-            t = made.token
-            until = f"until {t.expires_at[:10]}" if t.expires_at else "without expiry"
-            human = (
-                f"{made.secret}\n\nToken {t.id} for {t.username}, valid {until}. It is shown "
-                "only now: store it in the client's environment (e.g. BIGMIND_TOKEN)."
-            )
-            emit(args, {"token": made.secret, **t.as_dict()}, human)
-        elif args.action == "list":
-            found = tokens.listed(db, args.user)
-            emit(args, {"tokens": [t.as_dict() for t in found]}, _table(found))
-        else:
-            gone = tokens.revoke(db, args.who)
-            ids = ", ".join(t.id for t in gone)
-            human = f"Revoked {len(gone)} token(s): {ids}." if gone else "Already revoked."
-            emit(args, {"revoked": [t.id for t in gone]}, human)
-    finally:
-        db.close()
-    return 0
-
-
-def _require_admin(db: Backend, username: str, action: str) -> None:
-    """Another user's tokens (or everyone's) are an admin's to handle."""
-    from bigmind.memory import users
-
-    _, me = users.acting_admin(db, username)
-    if me is not None and me.role != "admin":
-        raise Forbidden(
-            f"Only an admin can {action} other users' tokens; {username!r} (BIGMIND_USER) is a "
-            f"{me.role}. Run the command as an admin, or for your own tokens."
+    if args.action == "create":
+        made = accounts.create_token(settings, args.user, days=args.expires, label=args.label)
+        t = made.token
+        until = f"until {t.expires_at[:10]}" if t.expires_at else "without expiry"
+        human = (
+            f"{made.secret}\n\nToken {t.id} for {t.username}, valid {until}. It is shown "
+            "only now: store it in the client's environment (e.g. BIGMIND_TOKEN)."
         )
+        emit(args, {"token": made.secret, **t.as_dict()}, human)
+    elif args.action == "list":
+        found = accounts.list_tokens(settings, args.user)
+        emit(args, {"tokens": [t.as_dict() for t in found]}, _table(found))
+    else:
+        gone = accounts.revoke_tokens(settings, args.who)
+        ids = ", ".join(t.id for t in gone)
+        human = f"Revoked {len(gone)} token(s): {ids}." if gone else "Already revoked."
+        emit(args, {"revoked": [t.id for t in gone]}, human)
+    return 0
 
 
 def _table(found: Sequence[TokenRow]) -> str:

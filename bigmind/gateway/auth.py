@@ -28,7 +28,7 @@ from bigmind import limits
 from bigmind.config import Settings
 from bigmind.errors import InvalidInput
 from bigmind.runtime import Runtime
-from bigmind.service import credentials
+from bigmind.service import accounts
 
 log = logging.getLogger(__name__)
 FAILURES_PER_MINUTE = 30  # bad credentials from one address before it is slowed down
@@ -65,7 +65,7 @@ class Verifier:
         self.jwt = _jwt_verifier(settings)
 
     async def bearer(self, credential: str) -> Identity:
-        if credential.startswith(credentials.TOKEN_PREFIX):
+        if credential.startswith(accounts.TOKEN_PREFIX):
             found = await anyio.to_thread.run_sync(self._token, credential)
             if found is None:
                 raise Refused("the token is unknown, revoked or expired")
@@ -95,13 +95,13 @@ class Verifier:
         return await anyio.to_thread.run_sync(self._holds, who.token_id, who.username)
 
     def _token(self, secret: str) -> Identity | None:
-        found = credentials.authenticate(self.rt, secret)
+        found = accounts.authenticate(self.rt, secret)
         if found is None:
             return None
         return Identity(found.username, f"token:{found.token_id}", found.token_id)
 
     def _holds(self, token_id: str, username: str) -> bool:
-        return credentials.holds(self.rt, token_id, username)
+        return accounts.holds(self.rt, token_id, username)
 
 
 def _jwt_verifier(settings: Settings):  # type: ignore[no-untyped-def]

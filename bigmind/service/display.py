@@ -2,7 +2,8 @@
 so that a surface needs no door but the service floor.
 
 Every stored text reaches an agent as quoted data (:mod:`bigmind.memory.quoting`): one line,
-no fence, role tag or invisible character. The other helpers write the lines the tools add
+no fence, role tag or invisible character; ``neutral_fences`` disarms every fence and role
+tag left in a whole text (a hook's packet). The other helpers write the lines the tools add
 to a reply: a fact in quotes and the call that makes it replace others
 (:mod:`bigmind.memory.rivals`), the warnings of failed approaches
 (:mod:`bigmind.memory.attempts`) and of facts bound to files (:mod:`bigmind.memory.gotchas`),
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from bigmind.memory.attempts import block as attempt_warnings
 from bigmind.memory.gotchas import lines as gotcha_lines
-from bigmind.memory.quoting import cell, quoted
+from bigmind.memory.quoting import cell, neutral_fences, quoted
 from bigmind.memory.reminders import NEXT_SESSION, when_text
 from bigmind.memory.rivals import quote, replace_call
 
@@ -22,6 +23,7 @@ __all__ = [
     "attempt_warnings",
     "cell",
     "gotcha_lines",
+    "neutral_fences",
     "quote",
     "quoted",
     "replace_call",

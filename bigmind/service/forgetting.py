@@ -10,10 +10,12 @@ yet and in-memory vectors (:meth:`bigmind.runtime.Runtime.forgot`).
 from __future__ import annotations
 
 from bigmind.memory import forget as forgetter
+from bigmind.memory import purge as purging
 from bigmind.memory.forget import KINDS, Forgotten, Target
+from bigmind.memory.purge import Found
 from bigmind.runtime import Runtime
 
-__all__ = ["KINDS", "Forgotten", "Target", "forget", "preview", "resolve"]
+__all__ = ["KINDS", "Forgotten", "Found", "Target", "find", "forget", "preview", "purge", "resolve"]
 
 
 def resolve(rt: Runtime, kind: str, item_id: int | str) -> Target:
@@ -45,3 +47,16 @@ def forget(rt: Runtime, kind: str, item_id: int | str) -> tuple[Target, Forgotte
     done = forgetter.forget(rt.store, [target], places=rt.places)
     rt.forgot(done)
     return target, done
+
+
+def find(rt: Runtime, text: str) -> Found:
+    """Everything of the user holding ``text`` (any case, a plain substring), the Markdown
+    mirror lines and the copies no purge reaches included. Changes nothing."""
+    return purging.find(rt.store, text, rt.places)
+
+
+def purge(rt: Runtime, found: Found) -> Forgotten:
+    """Forget what :func:`find` found, cut the text out of the rest, rewrite the mirrors."""
+    done = purging.purge(rt.store, found, rt.places)
+    rt.forgot(done)
+    return done

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from bigmind.memory import attempts, consolidate, diff, focus, mirror, savings
 from bigmind.memory.attempts import Echo
-from bigmind.memory.context import Packet, build_context
 from bigmind.memory.diff import Diff
 from bigmind.memory.focus import Active, Conflict
 from bigmind.memory.gotchas import Bound, for_files
 from bigmind.models import Chunk, Session, Summary
 from bigmind.runtime import Runtime
+from bigmind.service.packet import Packet, build
 from bigmind.storage.focus import Focus
 from bigmind.storage.store import SessionRef
 
@@ -132,13 +132,7 @@ def start_session(
     store.check_user(user_id)
     started = store.start_session(ide_hint, session_id)
     sid = started.session.id
-    packet = build_context(
-        store,
-        current_session=sid,
-        budget=rt.settings.context_budget,
-        focus=focus,
-        recall=rt.recall() if focus else None,
-    )
+    packet = build(rt, focus, current_session=sid)
     warned = attempts.warnings(store, focus or "", rt.semantic) if agent else []
     return Started(
         store.get_session(sid),
@@ -207,13 +201,13 @@ def context(rt: Runtime, *, notices: bool = False) -> Context:
     ``notices``: also collect the user's notices (told once)."""
     open_now = rt.store.open_sessions()
     current = open_now[0].id if open_now else None
-    packet = build_context(rt.store, current_session=current, budget=rt.settings.context_budget)
+    packet = build(rt, current_session=current)
     return Context(packet, rt.notices() if notices else [])
 
 
 def bootstrap(rt: Runtime) -> Packet:
     """The packet before any session is opened (the MCP prompt ``bigmind_init``)."""
-    return build_context(rt.store, budget=rt.settings.context_budget)
+    return build(rt)
 
 
 def session_detail(rt: Runtime, session_id: str) -> tuple[Session, Summary | None, list[Chunk]]:

@@ -14,7 +14,7 @@ from bigmind.mcp import render
 from bigmind.mcp.instructions import rules
 from bigmind.mcp.tools.base import DESTRUCTIVE, READ_ONLY, WRITE, Catalog, edge, result
 from bigmind.runtime import Runtime
-from bigmind.service import housekeeping
+from bigmind.service import housekeeping, portability
 
 
 def register(mcp: Catalog, rt: Runtime) -> None:
@@ -76,8 +76,8 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         overwrite: Annotated[bool, Field(description="Replace an existing file.")] = False,
     ) -> ToolResult:
         """Back up all of the user's memory to one JSON file."""
-        done = housekeeping.export_memory(rt, output_path, overwrite=overwrite)
-        target, counts = done.path, done.counts
+        done = portability.export_json(rt, output_path, overwrite=overwrite)
+        target, counts = done.path, done.rows
         summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
         return result(f"Exported to {target} ({summary}).", path=str(target), counts=counts)
 
@@ -88,7 +88,7 @@ def register(mcp: Catalog, rt: Runtime) -> None:
         mode: str = "merge",  # the only mode: add what is missing
     ) -> ToolResult:
         """Merge a memory_export file into this memory. Idempotent; a bad row refuses the file."""
-        done = housekeeping.import_memory(rt, input_path, mode)
+        done = portability.import_json(rt, input_path, mode)
         path, report = done.path, done.report
         added = ", ".join(f"{n} {k}" for k, n in report.added.items() if n) or "nothing new"
         return result(
