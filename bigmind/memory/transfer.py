@@ -70,33 +70,28 @@ class Table:
     int_id: bool = True
 
 
+_EXPORTED = [(t, t.export) for t in schema.TABLES if isinstance(t.export, schema.Export)]
+
+
 def _tables(*, merged: bool) -> tuple[Table, ...]:
     return tuple(
-        Table(
-            t.name, t.export.key, t.export.required, (t.owner,) if t.owner else (), t.export.int_id
-        )
-        for t in schema.TABLES
-        if isinstance(t.export, schema.Export) and t.export.merged == merged
+        Table(t.name, e.key, e.required, (t.owner,) if t.owner else (), e.int_id)
+        for t, e in _EXPORTED
+        if e.merged == merged
     )
 
 
 # Parents before children (foreign keys): the registry's order.
 TABLES = _tables(merged=False)
 # The column naming a session, per table: in the file, or one of the importer's own.
-SESSION_REFS = {
-    t.name: t.export.session
-    for t in schema.TABLES
-    if isinstance(t.export, schema.Export) and t.export.session
-}
+SESSION_REFS = {t.name: e.session for t, e in _EXPORTED if e.session}
 # Rows that belong to a session of the file (their session must be in it).
-_CHILDREN = tuple(
-    t.name for t in schema.TABLES if isinstance(t.export, schema.Export) and t.export.of_session
-)
+_CHILDREN = tuple(t.name for t, e in _EXPORTED if e.of_session)
+# Rows that travel with their fact: imported for the facts an import adds.
+_OF_FACT = tuple(t.name for t, e in _EXPORTED if e.of_fact)
 # Session references without a foreign key: one that is not in the file nor the importer's is
 # dropped (in the source database its session may have been forgotten), not refused.
-_LOOSE_REFS = tuple(
-    t.name for t in schema.TABLES if isinstance(t.export, schema.Export) and t.export.loose
-)
+_LOOSE_REFS = tuple(t.name for t, e in _EXPORTED if e.loose)
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -427,7 +422,7 @@ class _Merge:
         if self.progress and (self.seen % PROGRESS_EVERY == 0 or self.seen == self.total):
             self.progress(self.seen, self.total)
         row = _prepared(self.store, copier, tx, t, raw, cols, self.sessions, self.may_review)
-        if t.name in ("fact_history", "fact_files"):
+        if t.name in _OF_FACT:
             if row.get("fact_id") not in self.fact_ids:  # its fact was here already
                 self.report.skipped[t.name] += 1
                 return

@@ -61,6 +61,7 @@ class Export:
     session: str | None = None  # the column naming a session: the file's or the importer's
     of_session: bool = False  # the row belongs to a session that must be in the file
     loose: bool = False  # no foreign key: an unknown session is dropped, not refused
+    of_fact: bool = False  # travels with its fact: imported for the facts an import adds
     merged: bool = False  # one row per user, merged field by field (the profile)
 
 
@@ -230,6 +231,7 @@ TABLES: tuple[Entry, ...] = (
             ("fact_id", "version"),
             ("fact_id", "version", "category", "fact"),
             order=("fact_id", "version"),
+            of_fact=True,
         ),
         copy=Copy(same=("fact_id", "version"), users=("user_id",)),
         text=("fact", "reason"),
@@ -252,7 +254,7 @@ TABLES: tuple[Entry, ...] = (
         owner="user_id",
         privacy="owned",
         # The files a fact is bound to travel with it, as its earlier versions do.
-        export=Export(("fact_id", "path"), ("fact_id", "path", "name")),
+        export=Export(("fact_id", "path"), ("fact_id", "path", "name"), of_fact=True),
         copy=Copy(same=("fact_id", "path"), users=("user_id",)),
         text=("path",),
         labels=("name",),
