@@ -9,20 +9,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bigmind.storage import schema
 from bigmind.storage.migrations import FTS_TABLES
-from bigmind.storage.textcolumns import LABEL_COLUMNS, NOT_TEXT, TEXT_COLUMNS
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bigmind"
 DATA_LAYER = PACKAGE / "storage"
 # The schema's history and the PostgreSQL copier handle every table by design.
 ALLOWED = {"migrations.py", "migratedb.py"}
-# Every table of the schema (storage/textcolumns.py sorts each one's columns, and
-# tests/test_purge_everywhere.py holds that list to both backends' schemas), its full-text
-# indexes and the vector tables: a table a migration adds is covered here by itself.
+# Every table of the schema (the registry, storage/schema.py, which tests/test_schema.py holds
+# to both backends' schemas), its full-text indexes and the vector tables: a table a migration
+# adds is covered here by itself.
 TABLES = (
     "|".join(
         sorted(
-            {*TEXT_COLUMNS, *LABEL_COLUMNS, *NOT_TEXT, *(fts for fts, _base, _cols in FTS_TABLES)},
+            {
+                *(t.name for t in schema.TABLES if t.name != schema.VECTORS),
+                *(fts for fts, _base, _cols in FTS_TABLES),
+            },
             key=lambda t: (-len(t), t),
         )
     )

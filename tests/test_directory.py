@@ -20,6 +20,7 @@ from bigmind.memory import directory, forget, globalkb, transfer
 from bigmind.memory.users import set_role
 from bigmind.runtime import Runtime
 from bigmind.storage import directory as cards_table
+from bigmind.storage import schema
 from bigmind.storage.db import Backend
 from bigmind.storage.migrations import migrate
 from bigmind.storage.store import Store
@@ -228,7 +229,7 @@ def test_kept_cards_equal_cards_rebuilt_from_the_rows(alice: Store, bob: Store) 
 
 
 def test_the_tables_are_named_for_the_row_level_security_policies() -> None:
-    assert cards_table.TABLES == ("directory_cards", "directory_topics")
+    assert schema.names("directory") == ("directory_cards", "directory_topics")
 
 
 # -- surfaces ------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 column of every table — the list read from the database's own schema, so a table or column
 added later is covered without touching this file — leaves every column, the full-text
 indexes, the SQLite file (or PostgreSQL's table files) and the user's Markdown mirrors; and
-purge lists the copies it does not reach. Every text column is sorted in
-``bigmind/storage/textcolumns.py``: one missing there fails here."""
+purge lists the copies it does not reach. Every text column is sorted in the registry,
+``bigmind/storage/schema.py``: one missing there fails here."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from bigmind.memory import correct, focus, journal, mirror, people, purge, token
 from bigmind.memory.forget import CUT_NAMES, Places
 from bigmind.models import now_ts
 from bigmind.runtime import Runtime
-from bigmind.storage import purge as purge_rows
+from bigmind.storage import schema
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.db import Backend
 from bigmind.storage.knowledge import Knowledge
@@ -29,12 +29,10 @@ from bigmind.storage.profile import Profiles
 from bigmind.storage.reminders import Reminders
 from bigmind.storage.savings import Savings
 from bigmind.storage.store import Store
-from bigmind.storage.textcolumns import LABEL_COLUMNS, NOT_TEXT, TEXT_COLUMNS, matched_tables
 
 MARK = "zqpurge7x"  # kept whole by FTS5's porter stemmer and PostgreSQL's english one
 KEEP = "zqkeep7x"  # in the rows that must stay (two facts): no marker goes there
 PG_TEXT = ("text", "character varying", "character", "json", "jsonb")
-VECTORS = "vec_*"  # the vector tables, one per kind of memory: a user id and numbers
 
 
 # -- the schema, read from the database ----------------------------------------------------------
@@ -63,10 +61,6 @@ def text_columns(db: Backend) -> dict[str, list[str]]:
         if str(r["ty"]) in PG_TEXT:
             out.setdefault(str(r["t"]), []).append(str(r["c"]))
     return out
-
-
-def registry_key(table: str) -> str:
-    return VECTORS if table.startswith("vec_") else table
 
 
 def fulltext_indexes(db: Backend) -> list[str]:
@@ -104,25 +98,16 @@ def holding(db: Backend, columns: dict[str, list[str]], word: str) -> list[str]:
 
 
 def test_every_text_column_is_sorted(backend: Backend) -> None:
-    """Each text column of the schema is in exactly one of textcolumns' three lists, and the
-    lists name no column the schema lacks."""
-    schema = text_columns(backend)
-    sorted_ = {"TEXT_COLUMNS": TEXT_COLUMNS, "LABEL_COLUMNS": LABEL_COLUMNS, "NOT_TEXT": NOT_TEXT}
-    for table, cols in schema.items():
+    """Each text column of the schema is in exactly one of its registry entry's three kinds
+    (tests/test_schema.py holds the entries to the schema, and checks that a purge deals with
+    each table it matches one way)."""
+    for table, cols in text_columns(backend).items():
+        t = schema.entry(table)
         for col in cols:
-            where = [n for n, lists in sorted_.items() if col in lists.get(registry_key(table), ())]
+            where = [k for k in ("text", "labels", "not_text") if col in getattr(t, k)]
             assert len(where) == 1, (
-                f"{table}.{col} is in {where or 'none'} of textcolumns' lists: put it in one"
+                f"{table}.{col} is in {where or 'none'} of text, labels, not_text"
             )
-    for name, lists in sorted_.items():
-        for table, cols in lists.items():
-            if table != VECTORS:
-                missing = set(cols) - set(schema.get(table, ()))
-                assert not missing, f"{name}[{table!r}] names no column of the schema: {missing}"
-    # Each table purge matches is forgotten, cut or made again: none is matched and ignored.
-    handled = {*purge.FORGOTTEN_AS, *purge_rows.CUT_TABLES, *purge_rows.REBUILT_TABLES}
-    assert set(matched_tables()) == handled
-    assert set(purge_rows.CUT_TABLES) == set(CUT_NAMES)
 
 
 # -- a memory with the marker everywhere -----------------------------------------------------------
@@ -172,12 +157,13 @@ def with_marker(value: object) -> str:
 
 def mark_everything(db: Backend, columns: dict[str, list[str]]) -> list[str]:
     """MARK into every column that is not sorted as ids, keys, times or digests (those the
-    schema has that textcolumns does not know included), in every row but KEEP's. Returns
+    schema has that the registry does not know included), in every row but KEEP's. Returns
     ``table.column`` of each."""
     marked = []
     key, at = ("rowid", "?") if db.dialect == "sqlite" else ("ctid", "CAST(? AS tid)")
     for table, all_cols in columns.items():
-        cols = [c for c in all_cols if c not in NOT_TEXT.get(registry_key(table), ())]
+        known = table.startswith("vec_") or table in {t.name for t in schema.TABLES}
+        cols = [c for c in all_cols if not known or c not in schema.entry(table).not_text]
         if not cols:
             continue
         sets = ", ".join(f"{c} = ?" for c in cols)
@@ -216,7 +202,7 @@ def test_purge_reaches_every_column_index_and_mirror(
     marked = mark_everything(db, columns)
     # So the check can fail: the marker is in every column marked, a row of each table.
     assert holding(db, columns, MARK) == marked
-    assert {t.split(".")[0] for t in marked} >= set(matched_tables())
+    assert {t.split(".")[0] for t in marked} >= set(schema.matched_tables())
     indexes = fulltext_indexes(db)
     assert len(indexes) == 4 and all(indexed(db, i, MARK) for i in indexes)
     if db.dialect == "sqlite":

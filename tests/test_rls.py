@@ -21,6 +21,7 @@ from privacy_world import MARKER, PENDING, Settings_for, World, embedded, open_w
 from bigmind.errors import Forbidden
 from bigmind.memory.users import add_user
 from bigmind.models import now_ts
+from bigmind.storage import schema
 from bigmind.storage.connect import connect_pg
 from bigmind.storage.pg import (
     SHARED_LOCK_KEY,
@@ -28,12 +29,13 @@ from bigmind.storage.pg import (
     WRITE_LOCK_KEY,
     PostgresBackend,
 )
-from bigmind.storage.pgpolicies import BELONGING, OWNED, unguarded
+from bigmind.storage.pgpolicies import unguarded
 from bigmind.storage.store import Store
 
 pytestmark = pytest.mark.usefixtures("pg_url")
 async_test = pytest.mark.anyio
-PRIVATE = (*OWNED, *BELONGING, "embeddings")
+OWNED = schema.names("owned")
+PRIVATE = (*OWNED, *schema.names("belonging"), *schema.names("vectors"))
 
 
 @pytest.fixture

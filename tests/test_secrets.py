@@ -32,7 +32,7 @@ from bigmind.models import content_hash, now_ts
 from bigmind.redaction import detectors
 from bigmind.search import keyword
 from bigmind.storage.migrations import migrate
-from bigmind.storage.secrets import TEXT_COLUMNS
+from bigmind.storage.schema import with_text
 from bigmind.storage.store import Store
 
 PLACED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
@@ -247,7 +247,7 @@ def test_scan_secrets_redacts_every_table_in_place(
     store: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:
     planted = seed_raw(store, Fakes(7))
-    assert set(planted.by_table) == set(TEXT_COLUMNS)
+    assert set(planted.by_table) == set(with_text())
     secrets = planted.strings
     assert all(s.lower() in database_text(store.db) for s in secrets)  # the check sees them
     fact = next(f for f in store.facts.top(10) if "CI uses" in f.fact)

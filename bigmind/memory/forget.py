@@ -44,7 +44,7 @@ from bigmind.memory.quoting import quoted
 from bigmind.models import now_ts
 from bigmind.search.vectors import VectorStore
 from bigmind.storage import purge as purge_rows
-from bigmind.storage import upkeep, usage
+from bigmind.storage import schema, upkeep, usage
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.db import Tx
 from bigmind.storage.fact_history import FactHistory
@@ -72,39 +72,13 @@ LABEL_CHARS = 100
 NAMED = 5  # memories an answer names one by one; more are counted per kind
 READ_BLOCK = 1 << 20  # characters of an export read at a time, looking for a text
 BULK = 100  # memories past which one forget deletes in bulk (full-text indexes merged after)
-# The tables whose rows hold text: rewritten on PostgreSQL, so no dead row keeps the bytes.
-TEXT_TABLES = {
-    "fact": ("facts", "fact_history", "fact_files", "fact_links"),  # the last two by cascade
-    "chunk": ("conversation_chunks",),
-    "summary": ("session_summaries",),
-    "session": (
-        "sessions",
-        "session_summaries",
-        "conversation_chunks",
-        "focus_announcements",
-        "directory_topics",  # the forgotten session's topics leave the directory
-        "directory_cards",
-    ),
-    "hypothesis": ("hypotheses",),
-    "person": ("people",),
-    "focus": ("focus_announcements",),
-    "attempt": ("attempts",),
-    "reminder": ("reminders",),
-}
-# Rows a forget only unlinks or counts: a plain VACUUM tidies them.
-LINK_TABLES = {
-    "session": ("facts", "hypotheses", "token_saves", "global_knowledge", "attempts", "reminders")
-}
+# Per kind: the tables whose rows hold its text (rewritten on PostgreSQL, so no dead row keeps
+# the bytes), the rows it only unlinks (a plain VACUUM tidies them), the vectors made from it.
+TEXT_TABLES = {k: schema.forgotten_with(k) for k in KINDS}
+LINK_TABLES = {k: tables for k in KINDS if (tables := schema.unlinked_by(k))}
 VECTOR_KINDS = {
-    "fact": ("fact",),
-    "chunk": ("chunk", "chunk_context"),
-    "summary": ("summary",),
-    "session": ("summary", "chunk", "chunk_context"),
-    "hypothesis": ("hypothesis",),
-    "person": ("person",),
-    "focus": (),
-    "attempt": ("attempt",),
-    "reminder": (),
+    k: tuple(dict.fromkeys(v for t in TEXT_TABLES[k] for v in schema.entry(t).vectors))
+    for k in KINDS
 }
 
 
@@ -138,14 +112,9 @@ NAMES = {  # what the answer counts, singular and plural
     "company knowledge entries": "company knowledge entry",
 }
 # What a purge cuts its text out of, per table (the rows stay).
-CUT_NAMES = {
-    "identity_profile": "your profile",
-    "token_saves": "token-savings notes",
-    "fact_links": "links between facts",
-    "users": "your display name",
-    "api_tokens": "API token labels",
-    "global_knowledge": "company knowledge entries",
-}
+CUT_NAMES = {t.name: cut for t in schema.TABLES if (cut := t.forget.cut)}
+# Derived rows (use counts, vectors) a forget deletes with each memory: a plain VACUUM tidies them.
+DERIVED = tuple(t.name for t in schema.TABLES if t.forget.derived and t.name != schema.VECTORS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,7 +334,7 @@ def forget(
     started = time.perf_counter()
     done = Forgotten(list(targets))
     rewrite: set[str] = set()
-    tidy = {"memory_usage", "embeddings"}
+    tidy = set(DERIVED)
     with (
         store.db.transaction() as tx,
         upkeep.bulk_deletes(tx) if len(targets) > BULK else contextlib.nullcontext(),
@@ -385,7 +354,7 @@ def forget(
         if match is not None or any(t.kind in ("session", "fact") for t in targets):
             store.directory.rebuild(tx, now_ts())  # its counts and topics, without them
         if match is not None:  # the directory may have held the text
-            rewrite.update(purge_rows.REBUILT_TABLES)
+            rewrite.update(schema.rebuilt_tables())
         upkeep.drop_samples(tx, sorted(rewrite))
     done.scrub = store.db.scrub(sorted(rewrite), sorted(tidy - rewrite))
     if places is not None:

@@ -347,19 +347,6 @@ RULES: Mapping[str, Mapping[str, Check]] = {
     },
 }
 
-# The columns that name a session, per table: in the file, or one of the importer's own.
-SESSION_REFS = {
-    "session_summaries": "id",
-    "facts": "source_session",
-    "conversation_chunks": "session_id",
-    "hypotheses": "session_id",
-    "attempts": "session_id",
-    "reminders": "session_id",
-    "focus_announcements": "session_id",
-    "token_saves": "session_id",
-    "global_knowledge": "source_session",
-}
-
 
 def check_row(table: str, index: int, row: dict[str, Any]) -> None:
     """Hold one row to its table's rules, storing each value's checked form in place.

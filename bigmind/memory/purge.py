@@ -1,9 +1,9 @@
 """``bigmind purge``: a text found wherever BigMind keeps it, listed, then forgotten everywhere.
 
-:func:`find` matches every column :mod:`bigmind.storage.textcolumns` sorts as text a user or an
-agent wrote or chose, in every table, and each table's rows are dealt with as
-:data:`FORGOTTEN_AS` and :mod:`bigmind.storage.purge` say: the memories holding it are
-forgotten whole (:func:`bigmind.memory.forget.forget`); rows that are not memories (the profile,
+:func:`find` matches every column the registry (:mod:`bigmind.storage.schema`) sorts as text
+a user or an agent wrote or chose, in every table, and each table's rows are dealt with as its
+entry's ``forget`` says: the memories holding it are forgotten whole
+(:func:`bigmind.memory.forget.forget`); rows that are not memories (the profile,
 token-savings notes, company knowledge, a link's reason, a display name, a token's label) keep
 everything but the text, cut out; the directory's topics are made again. The user's Markdown
 mirrors lose every line holding it. What no purge reaches — exports, backups, logs, the user's
@@ -30,6 +30,7 @@ from bigmind.memory.forget import (
     may_forget_person,
 )
 from bigmind.storage import purge as purge_rows
+from bigmind.storage import schema
 from bigmind.storage.attempts import Attempts
 from bigmind.storage.fact_files import FactFiles
 from bigmind.storage.fact_history import FactHistory
@@ -41,20 +42,6 @@ from bigmind.storage.store import Store
 
 FIND_LIMIT = 100_000  # matches per kind a purge lists at most
 MIN_MATCH = 3  # characters a purge's text needs at least
-# The memory a row holding the text is part of, per table: forgotten whole.
-FORGOTTEN_AS = {
-    "sessions": "session",
-    "session_summaries": "summary",
-    "conversation_chunks": "chunk",
-    "facts": "fact",
-    "fact_history": "fact",
-    "fact_files": "fact",
-    "hypotheses": "hypothesis",
-    "attempts": "attempt",
-    "reminders": "reminder",
-    "focus_announcements": "focus",
-    "people": "person",
-}
 
 
 @dataclass(slots=True)
@@ -154,7 +141,7 @@ def _memories(store: Store, found: Found) -> None:
 def _rows(store: Store, found: Found) -> None:
     """The rows that are not memories: the user's own, and company knowledge they promoted
     or may curate (another's is named, untouched)."""
-    for table in purge_rows.CUT_TABLES:
+    for table in schema.cut_tables():
         shared = table == "global_knowledge"
         for c in purge_rows.holding(
             store.db, table, None if shared else store.uid, found.text, 1000
@@ -167,5 +154,5 @@ def _rows(store: Store, found: Found) -> None:
             else:
                 found.cuts.append(c)
     found.directory = any(
-        purge_rows.holding(store.db, t, store.uid, found.text, 1) for t in purge_rows.REBUILT_TABLES
+        purge_rows.holding(store.db, t, store.uid, found.text, 1) for t in schema.rebuilt_tables()
     )

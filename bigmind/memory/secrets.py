@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from bigmind.storage import upkeep
 from bigmind.storage.db import Backend
+from bigmind.storage.schema import with_text
 from bigmind.storage.secrets import Page, sweep_page
-from bigmind.storage.textcolumns import TEXT_COLUMNS
 
 Progress = Callable[[int, int], None]
 
@@ -49,7 +49,8 @@ def scan(db: Backend, *, apply: bool, progress: Progress | None = None) -> ScanR
     """Find the secrets stored in every memory table (all users, deprecated rows included);
     with ``apply``, rewrite them as ``[REDACTED:<kind>]`` (``progress``: tables done)."""
     report = ScanReport(applied=apply)
-    for i, table in enumerate(TEXT_COLUMNS, 1):
+    tables = with_text()
+    for i, table in enumerate(tables, 1):
         after: object | None = None
         while True:
             page = _page(db, table, after, apply)
@@ -60,7 +61,7 @@ def scan(db: Backend, *, apply: bool, progress: Progress | None = None) -> ScanR
                 break
             after = page.last
         if progress:
-            progress(i, len(TEXT_COLUMNS))
+            progress(i, len(tables))
     if apply and report.total and db.dialect == "sqlite":
         with db.transaction() as tx:
             upkeep.optimize_fts(tx)  # merged segments: the old terms leave the index data

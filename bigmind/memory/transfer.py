@@ -32,14 +32,14 @@ from bigmind import __version__, limits, redact
 from bigmind.errors import ExportError, InvalidInput
 from bigmind.memory import exportread, globalkb
 from bigmind.memory.exportpath import EXPORT_FORMAT
-from bigmind.memory.importcheck import SESSION_REFS, check_row
+from bigmind.memory.importcheck import check_row
 from bigmind.models import content_hash, now_ts
+from bigmind.storage import schema
 from bigmind.storage.db import Row, SQLiteBackend, Tx
 from bigmind.storage.fact_files import file_name
 from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
 from bigmind.storage.secrets import redact_row
 from bigmind.storage.store import Store
-from bigmind.storage.textcolumns import TEXT_COLUMNS
 from bigmind.storage.transfer import Transfer
 
 EXPORT_VERSION = 1
@@ -51,9 +51,6 @@ PROGRESS_EVERY = 500  # rows between progress reports on import
 BATCH_SECONDS = 0.5
 BATCH_ROWS = 5_000
 BATCH_PAUSE_S = 0.1
-# Session references without a foreign key: one that is not in the file nor the importer's is
-# dropped (in the source database its session may have been forgotten), not refused.
-_LOOSE_REFS = ("global_knowledge",)
 # A file's session whose id another user's session has is imported under an id made from it
 # and the importer's (the same on every run, so a re-run still finds it).
 _FRESH = uuid.UUID("6f1d3a52-8f0e-4c1e-9a57-2b8c0e4d7a10")
@@ -63,7 +60,8 @@ _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """How one table travels: its natural key, required columns, and user-reference columns."""
+    """How one table travels: its natural key, required columns, and user-reference columns
+    (from its registry entry, :class:`bigmind.storage.schema.Export`)."""
 
     name: str
     key: tuple[str, ...]
@@ -72,35 +70,28 @@ class Table:
     int_id: bool = True
 
 
-# Parents before children (foreign keys).
-TABLES = (
-    Table("sessions", ("id",), ("id", "started_at"), int_id=False),
-    Table("session_summaries", ("id",), ("id", "summary"), owner=(), int_id=False),
-    Table("facts", ("content_hash", "created_at"), ("category", "fact")),
-    # A fact's earlier versions travel with it: imported for the facts an import adds.
-    Table("fact_history", ("fact_id", "version"), ("fact_id", "version", "category", "fact")),
-    # The files a fact is bound to travel with it the same way.
-    Table("fact_files", ("fact_id", "path"), ("fact_id", "path", "name")),
-    Table("conversation_chunks", ("session_id", "seq"), ("session_id", "role", "content", "seq")),
-    Table("hypotheses", ("hypothesis", "created_at"), ("hypothesis",)),
-    Table("attempts", ("approach", "created_at"), ("approach", "outcome")),
-    Table("reminders", ("text", "created_at"), ("text", "created_at")),
-    Table(
-        "focus_announcements",
-        ("session_id", "created_at", "description"),
-        ("session_id", "description"),
-    ),
-    Table(
-        "token_saves", ("created_at", "description"), ("description", "tokens_saved", "method_used")
-    ),
-    Table("people", ("username",), ("username",), owner=("added_by",)),
-    Table(
-        "global_knowledge",
-        ("title", "created_at"),
-        ("category", "title", "content"),
-        owner=("promoted_by",),
-    ),
-)
+_EXPORTED = [(t, t.export) for t in schema.TABLES if isinstance(t.export, schema.Export)]
+
+
+def _tables(*, merged: bool) -> tuple[Table, ...]:
+    return tuple(
+        Table(t.name, e.key, e.required, (t.owner,) if t.owner else (), e.int_id)
+        for t, e in _EXPORTED
+        if e.merged == merged
+    )
+
+
+# Parents before children (foreign keys): the registry's order.
+TABLES = _tables(merged=False)
+# The column naming a session, per table: in the file, or one of the importer's own.
+SESSION_REFS = {t.name: e.session for t, e in _EXPORTED if e.session}
+# Rows that belong to a session of the file (their session must be in it).
+_CHILDREN = tuple(t.name for t, e in _EXPORTED if e.of_session)
+# Rows that travel with their fact: imported for the facts an import adds.
+_OF_FACT = tuple(t.name for t, e in _EXPORTED if e.of_fact)
+# Session references without a foreign key: one that is not in the file nor the importer's is
+# dropped (in the source database its session may have been forgotten), not refused.
+_LOOSE_REFS = tuple(t.name for t, e in _EXPORTED if e.loose)
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -186,7 +177,7 @@ class ImportReport:
         return sum(self.added.values())
 
 
-_PROFILE = Table("identity_profile", ("user_id",), ())
+(_PROFILE,) = _tables(merged=True)  # one row per user, merged field by field
 _BY_NAME = {t.name: t for t in (*TABLES, _PROFILE)}
 _RANK = {t.name: n for n, t in enumerate(TABLES)}
 Entries = Iterator[tuple[str, int | None, Any]]
@@ -323,10 +314,6 @@ def _checked(label: str, source: Path | dict[str, Any]) -> ExportFile:
     return export
 
 
-# Rows that belong to a session of the file (their session must be in it).
-_CHILDREN = ("session_summaries", "conversation_chunks", "focus_announcements")
-
-
 def _note(export: ExportFile, t: Table, i: int, row: dict[str, Any]) -> None:
     """What the import needs to know of a row before writing any: its session and the sessions
     it names."""
@@ -435,7 +422,7 @@ class _Merge:
         if self.progress and (self.seen % PROGRESS_EVERY == 0 or self.seen == self.total):
             self.progress(self.seen, self.total)
         row = _prepared(self.store, copier, tx, t, raw, cols, self.sessions, self.may_review)
-        if t.name in ("fact_history", "fact_files"):
+        if t.name in _OF_FACT:
             if row.get("fact_id") not in self.fact_ids:  # its fact was here already
                 self.report.skipped[t.name] += 1
                 return
@@ -543,7 +530,7 @@ def _prepared(
 def _scrub(row: dict[str, Any], table: str) -> set[str]:
     """Redact the secrets in a row's text columns (a file may come from a version that stored
     them); the columns that changed."""
-    changes, found = redact_row(row, TEXT_COLUMNS.get(table, ()))
+    changes, found = redact_row(row, table)
     row.update(changes)
     redact.report(found)
     return set(changes)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
+from bigmind.storage.schema import matched
 from bigmind.storage.table import ANYWHERE, Table, containing, containing_params
-from bigmind.storage.textcolumns import matched
 
 OUTCOMES = ("failed", "worked")
 

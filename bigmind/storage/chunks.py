@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from bigmind.models import CHUNK_COLUMNS, Chunk, column_list
 from bigmind.storage.db import Row, Tx
+from bigmind.storage.schema import matched
 from bigmind.storage.table import Table, containing, containing_params, marks
-from bigmind.storage.textcolumns import matched
 
 
 def following_any(tx: Tx, chunk_ids: Sequence[object], n: int) -> list[int]:

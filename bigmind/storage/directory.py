@@ -49,7 +49,6 @@ CREATE TABLE IF NOT EXISTS directory_topics (
 CREATE INDEX IF NOT EXISTS idx_directory_topics_rank
     ON directory_topics(user_id, sessions DESC, last_at DESC, topic);
 """
-TABLES = ("directory_cards", "directory_topics")
 TOP_TOPICS = 8  # the most frequent topics a card carries (``top_topics``)
 _RANK = "ORDER BY sessions DESC, last_at DESC, topic"
 

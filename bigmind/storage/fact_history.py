@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from bigmind.models import Fact, Record, column_list
 from bigmind.storage.db import Row, Tx
+from bigmind.storage.schema import matched
 from bigmind.storage.table import Table, containing, containing_params, marks
-from bigmind.storage.textcolumns import matched
 
 
 @dataclass(frozen=True, slots=True)

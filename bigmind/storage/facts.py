@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from bigmind.models import FACT_COLUMNS, Fact, column_list
 from bigmind.storage.db import Row, Tx
+from bigmind.storage.schema import matched
 from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, marks
-from bigmind.storage.textcolumns import matched
 
 
 def active(alias: str = "f") -> str:

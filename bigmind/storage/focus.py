@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bigmind.storage.db import Row, Tx
+from bigmind.storage.schema import matched
 from bigmind.storage.table import Table, containing, containing_params, marks
-from bigmind.storage.textcolumns import matched
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from typing import Any
 
 from bigmind.errors import InvalidInput, MigrationIncomplete
 from bigmind.models import now_ts
-from bigmind.storage import directory
+from bigmind.storage import directory, schema
 from bigmind.storage.db import SQLiteBackend
 from bigmind.storage.migrations import MIGRATIONS, renumber_after_explicit_ids
 from bigmind.storage.pg import PostgresBackend
@@ -42,50 +42,31 @@ BLOCK = 1_000  # rows per INSERT (and per transaction), and per verification loo
 
 @dataclass(frozen=True, slots=True)
 class Spec:
-    """How one table is copied and checked."""
+    """One table copied and checked, as its registry entry's :class:`~bigmind.storage.schema.Copy`
+    says (key, identifying columns, user-id columns)."""
 
     name: str
-    key: tuple[str, ...] = ("id",)  # primary key: what ON CONFLICT and verification match on
-    same: tuple[str, ...] = ()  # must also be equal for a present key to count as this row
-    users: tuple[str, ...] = ()  # columns holding a user id (rewritten when a user is merged)
-    vectors: bool = False  # belongs to the vector store (copied only when the model matches)
+    key: tuple[str, ...]
+    same: tuple[str, ...]
+    users: tuple[str, ...]
+    vectors: bool  # belongs to the vector store (copied only when the model matches)
 
 
-# Parents before children (foreign keys); the vector store last.
-TABLES: tuple[Spec, ...] = (
-    Spec("bigmind_migrations", ("name",)),
-    Spec("users", same=("username",), users=("id",)),
-    Spec("api_tokens", same=("token_hash",), users=("user_id",)),
-    Spec("sessions", same=("user_id", "started_at"), users=("user_id",)),
-    Spec("session_summaries"),
-    Spec("identity_profile", same=("user_id",), users=("id", "user_id")),
-    Spec(
-        "global_knowledge",
-        same=("title", "created_at"),
-        users=("promoted_by", "approved_by", "reviewed_by"),
-    ),
-    Spec("facts", same=("user_id", "created_at"), users=("user_id",)),
-    Spec("fact_history", same=("fact_id", "version"), users=("user_id",)),
-    Spec("fact_links", same=("fact_id", "other_id", "kind"), users=("user_id",)),
-    Spec("fact_files", same=("fact_id", "path"), users=("user_id",)),
-    Spec("conversation_chunks", same=("session_id", "seq"), users=("user_id",)),
-    Spec("hypotheses", same=("user_id", "created_at"), users=("user_id",)),
-    Spec("reminders", same=("user_id", "created_at"), users=("user_id",)),
-    Spec("people", same=("username",), users=("added_by",)),
-    Spec("focus_announcements", same=("session_id", "created_at"), users=("user_id",)),
-    Spec("token_saves", same=("user_id", "created_at"), users=("user_id",)),
-    Spec("attempts", same=("user_id", "created_at"), users=("user_id",)),
-    Spec("memory_usage", ("kind", "item_id", "user_id"), users=("user_id",)),
-    Spec("embedding_state", ("key",), vectors=True),
-    Spec("embeddings", same=("kind", "item_id"), users=("user_id",), vectors=True),
-    *(
-        Spec(f"vec_{kind}", ("rowid",), same=("user_id",), users=("user_id",), vectors=True)
-        for kind in SELECTS
-    ),
-)
-# Derived tables made again on the target from what was copied, not copied themselves: the
-# directory's cards and topics (a hidden card stays hidden).
-REMADE = directory.TABLES
+def _specs() -> tuple[Spec, ...]:
+    """The registry's copied tables, in its order (parents before children, the vector store
+    last), each ``vec_<kind>`` table by name."""
+    out: list[Spec] = []
+    for t in schema.TABLES:
+        if isinstance(t.copy, schema.Copy):
+            names = [f"vec_{k}" for k in SELECTS] if t.name == schema.VECTORS else [t.name]
+            c = t.copy
+            out += [Spec(n, c.key, c.same, c.users, t.vector_store) for n in names]
+    return tuple(out)
+
+
+TABLES = _specs()
+# Tables not copied: made again on the target from what was copied (the directory).
+REMADE = tuple(t.name for t in schema.TABLES if isinstance(t.copy, schema.Skipped))
 VECTOR_COLUMNS = ("rowid", "user_id", "embedding")  # not embedding_bin: SQLite's quantisation
 
 

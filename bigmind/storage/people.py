@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
+from bigmind.storage.schema import matched
 from bigmind.storage.table import Table, containing, containing_params
-from bigmind.storage.textcolumns import matched
 
 # The text a person is searched by: every descriptive field, lower-cased.
 _TEXT = (

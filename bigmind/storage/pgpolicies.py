@@ -16,67 +16,45 @@ deprecating or rejecting company knowledge unless the session's user is a curato
 (migrations, the SQLite → PostgreSQL copier, the background embedder and usage flusher, which
 work across users): a role that merely uses the tables gets nothing from it.
 
-The table lists below are the one place to name a table; a table that does not exist (yet) is
-skipped, so the lists may name tables later migrations add.
+Which of these rules a table gets is its registry entry's ``privacy``
+(:mod:`bigmind.storage.schema`); a table that does not exist (yet) is skipped, so the registry
+may name tables later migrations add.
 """
 
 from __future__ import annotations
 
+from bigmind.storage import schema
 from bigmind.storage.db import Tx
 
 USER_SETTING = "bigmind.user_id"
 MAINTENANCE_SETTING = "bigmind.maintenance"
 
-# Private tables: every row belongs to the user in its ``user_id`` column.
-OWNED = (
-    "sessions",
-    "conversation_chunks",
-    "facts",
-    "fact_history",
-    "fact_links",
-    "fact_files",
-    "hypotheses",
-    "attempts",
-    "reminders",
-    "identity_profile",
-    "focus_announcements",
-    "token_saves",
-    "memory_usage",
+# Tables an import may ask about ids of (bigmind_taken): the private ones and every one it
+# writes to.
+IDENTIFIED = tuple(
+    t.name
+    for t in schema.TABLES
+    if t.privacy in ("owned", "belonging") or isinstance(t.export, schema.Export)
 )
-# Private rows without an owner column: visible exactly when the row they belong to is.
-BELONGING = {"session_summaries": "(EXISTS (SELECT 1 FROM sessions s WHERE s.id = {t}.id))"}
-# Owner '' is shared (people, company knowledge), any other owner private.
-VECTOR_LIKE = ("embeddings",)  # plus every vec_<kind> table (vector_policy_ddl)
-# Read by everyone, each row written by its owner (``user_id``): the MegaMind directory's cards
-# and topics (migration 0023; topics and counts only — hiding a card is the application's).
-DIRECTORY = ("directory_cards", "directory_topics")
-# Read by everyone; written by any session acting for a user. The users table, company
-# knowledge and the directory have rules of their own (below).
-SHARED = ("people", "embedding_state")
-# Shared tables whose ids an import may have to avoid (bigmind_taken).
-IDENTIFIED = ("people", "global_knowledge")
-# Outside row-level security: read before any user is known, or BigMind's own bookkeeping.
-# api_tokens holds only token hashes (the gateway reads it to learn who the user is).
-UNGUARDED = ("bigmind_migrations", "api_tokens")
 
 _ME = "bigmind_uid()"
 _MINE = f"(user_id = {_ME} OR bigmind_maintenance())"
 _ACTING = f"({_ME} IS NOT NULL OR bigmind_maintenance())"
 
 
-def _functions(schema: str) -> str:
+def _functions(current: str) -> str:
     """The helpers the policies call. ``bigmind_role`` and ``bigmind_has_admin`` are SECURITY
     DEFINER (fixed search_path) so a policy on ``users`` may ask about ``users``;
     ``bigmind_taken`` tells an import which ids of a private table exist at all (whoever
     owns them), so a row is renamed rather than collide — existence only, no content."""
-    path = f'pg_catalog, "{schema}"'
+    path = f'pg_catalog, "{current}"'
     return f"""
 CREATE OR REPLACE FUNCTION bigmind_uid() RETURNS text LANGUAGE sql STABLE AS
 $$ SELECT nullif(current_setting('{USER_SETTING}', true), '') $$;
 CREATE OR REPLACE FUNCTION bigmind_maintenance() RETURNS boolean LANGUAGE sql STABLE AS
 $$ SELECT coalesce(current_setting('{MAINTENANCE_SETTING}', true), '') = 'on'
    AND pg_has_role(current_user, (SELECT relowner FROM pg_class
-                                  WHERE oid = to_regclass('"{schema}".users')), 'MEMBER') $$;
+                                  WHERE oid = to_regclass('"{current}".users')), 'MEMBER') $$;
 CREATE OR REPLACE FUNCTION bigmind_role() RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = {path} AS
 $$ SELECT coalesce((SELECT coalesce(role, 'member') FROM users
@@ -88,7 +66,7 @@ CREATE OR REPLACE FUNCTION bigmind_taken(tbl text, ids text[]) RETURNS SETOF tex
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = {path} AS $$
 DECLARE t text; was text := current_setting('{MAINTENANCE_SETTING}', true);
 BEGIN
-  IF NOT tbl = ANY(ARRAY[{", ".join(f"'{t}'" for t in (*OWNED, *BELONGING, *IDENTIFIED))}]) THEN
+  IF NOT tbl = ANY(ARRAY[{", ".join(f"'{t}'" for t in IDENTIFIED)}]) THEN
     RAISE EXCEPTION 'bigmind_taken: % is not a BigMind table with ids', tbl;
   END IF;
   SELECT format_type(a.atttypid, a.atttypmod) INTO t FROM pg_attribute a
@@ -148,6 +126,15 @@ def vector_policy_ddl(table: str) -> str:
     )
 
 
+def _belonging_ddl(table: str) -> str:
+    """A row without an owner column: visible exactly when the row it belongs to is."""
+    parent = schema.entry(table).parent
+    if parent is None:
+        raise ValueError(f"{table!r} names no parent row in the registry")
+    mine = f"(EXISTS (SELECT 1 FROM {parent[0]} s WHERE s.id = {table}.{parent[1]}))"
+    return _guard(table, ("bigmind_owner", f"USING {mine} WITH CHECK {mine}"))
+
+
 def directory_ddl(table: str) -> str:
     return _guard(
         table,
@@ -164,27 +151,27 @@ def shared_ddl(table: str) -> str:
     )
 
 
-def _users_ddl() -> str:
+def _users_ddl(table: str) -> str:
     mine = f"(id = {_ME} OR bigmind_role() = 'admin' OR NOT bigmind_has_admin()"
     mine += " OR bigmind_maintenance())"
     return _guard(
-        "users",
+        table,
         ("bigmind_read", "FOR SELECT USING (true)"),
         ("bigmind_insert", "FOR INSERT WITH CHECK (true)"),  # the role: bigmind_guard_roles
         ("bigmind_update", f"FOR UPDATE USING {mine} WITH CHECK {mine}"),
         ("bigmind_delete", "FOR DELETE USING (bigmind_maintenance())"),
     ) + (
-        "\nDROP TRIGGER IF EXISTS bigmind_guard_roles ON users;"
-        "\nCREATE TRIGGER bigmind_guard_roles BEFORE INSERT OR UPDATE ON users"
+        f"\nDROP TRIGGER IF EXISTS bigmind_guard_roles ON {table};"
+        f"\nCREATE TRIGGER bigmind_guard_roles BEFORE INSERT OR UPDATE ON {table}"
         " FOR EACH ROW EXECUTE FUNCTION bigmind_guard_roles();"
     )
 
 
-def _knowledge_ddl() -> str:
+def _knowledge_ddl(table: str) -> str:
     curator = "bigmind_role() IN ('curator', 'admin')"
     seen = f"(status = 'approved' OR promoted_by = {_ME} OR {curator} OR bigmind_maintenance())"
     return _guard(
-        "global_knowledge",
+        table,
         ("bigmind_read", f"FOR SELECT USING {seen}"),
         ("bigmind_insert", f"FOR INSERT WITH CHECK {_ACTING}"),  # status: guard_review
         ("bigmind_update", f"FOR UPDATE USING {seen} WITH CHECK {_ACTING}"),
@@ -193,31 +180,30 @@ def _knowledge_ddl() -> str:
             f"FOR DELETE USING (promoted_by = {_ME} OR {curator} OR bigmind_maintenance())",
         ),
     ) + (
-        "\nDROP TRIGGER IF EXISTS bigmind_guard_review ON global_knowledge;"
-        "\nCREATE TRIGGER bigmind_guard_review BEFORE INSERT OR UPDATE ON global_knowledge"
+        f"\nDROP TRIGGER IF EXISTS bigmind_guard_review ON {table};"
+        f"\nCREATE TRIGGER bigmind_guard_review BEFORE INSERT OR UPDATE ON {table}"
         " FOR EACH ROW EXECUTE FUNCTION bigmind_guard_review();"
     )
 
 
 def guard_all(tx: Tx) -> list[str]:
     """Row-level security on every BigMind table that exists (PostgreSQL). Returns the tables
-    guarded; run again after a migration adds a table to the lists above."""
-    schema = tx.execute("SELECT current_schema() AS s")[0]["s"]
-    tx.script(_functions(schema))
+    guarded; run again after a migration adds a table to the registry."""
+    current = tx.execute("SELECT current_schema() AS s")[0]["s"]
+    tx.script(_functions(current))
     done: list[str] = []
-    wanted: list[tuple[str, str]] = [(t, owned_ddl(t)) for t in OWNED]
-    wanted += [
-        (t, _guard(t, ("bigmind_owner", f"USING {c.format(t=t)} WITH CHECK {c.format(t=t)}")))
-        for t, c in BELONGING.items()
-    ]
-    wanted += [(t, shared_ddl(t)) for t in SHARED]
-    wanted += [(t, directory_ddl(t)) for t in DIRECTORY]
-    wanted += [("users", _users_ddl()), ("global_knowledge", _knowledge_ddl())]
+    wanted: list[tuple[str, str]] = [(t, owned_ddl(t)) for t in schema.names("owned")]
+    wanted += [(t, _belonging_ddl(t)) for t in schema.names("belonging")]
+    wanted += [(t, shared_ddl(t)) for t in schema.names("shared")]
+    wanted += [(t, directory_ddl(t)) for t in schema.names("directory")]
+    wanted += [(t, _users_ddl(t)) for t in schema.names("users")]
+    wanted += [(t, _knowledge_ddl(t)) for t in schema.names("knowledge")]
     vectors = tx.execute(
         "SELECT tablename AS t FROM pg_tables WHERE schemaname = current_schema()"
         " AND tablename LIKE 'vec\\_%' ORDER BY tablename"
     )
-    wanted += [(t, vector_policy_ddl(t)) for t in (*VECTOR_LIKE, *(r["t"] for r in vectors))]
+    vector_like = (*schema.names("vectors"), *(r["t"] for r in vectors))
+    wanted += [(t, vector_policy_ddl(t)) for t in vector_like]
     for table, ddl in wanted:
         if tx.table_exists(table):
             tx.script(ddl)
@@ -229,11 +215,11 @@ TAKEN = "SELECT bigmind_taken AS id FROM bigmind_taken(?, ?)"  # (table, [ids as
 
 
 def unguarded(tx: Tx) -> list[str]:
-    """Tables of this schema without row-level security that no list above leaves out on
-    purpose (doctor: a table a migration added without a policy)."""
+    """Tables of this schema without row-level security that the registry does not leave out
+    on purpose (doctor: a table a migration added without a policy)."""
     rows = tx.execute(
         "SELECT c.relname AS t FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " WHERE n.nspname = current_schema() AND c.relkind = 'r'"
         " AND NOT (c.relrowsecurity AND c.relforcerowsecurity) ORDER BY c.relname"
     )
-    return [r["t"] for r in rows if r["t"] not in UNGUARDED]
+    return [r["t"] for r in rows if r["t"] not in schema.names("unguarded")]

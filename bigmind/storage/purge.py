@@ -1,7 +1,7 @@
 """Rows holding a text that are not memories a forget deletes: found, and the text cut out.
 
 ``bigmind purge`` (:mod:`bigmind.memory.purge`) finds the memories holding a text through each
-table's module. The other rows whose columns it matches (:mod:`bigmind.storage.textcolumns`)
+table's module. The other rows whose columns it matches (:mod:`bigmind.storage.schema`)
 are here: the profile, token-savings notes, company knowledge, a fact link's reason, a user's
 display name, an API token's label. The row stays and each occurrence of the text in it becomes
 ``[purged]``; the vectors made from the old text are dropped (re-made from the new). The
@@ -14,32 +14,11 @@ import re
 from dataclasses import dataclass
 
 from bigmind.storage.db import Backend, Row, Tx
-from bigmind.storage.secrets import VECTOR_KINDS, forget_vectors
+from bigmind.storage.schema import entry, matched
+from bigmind.storage.secrets import forget_vectors
 from bigmind.storage.table import containing, containing_params
-from bigmind.storage.textcolumns import matched
 
 CUT_MARK = "[purged]"
-
-# Per table: the column naming a row's owner, and the row's key.
-OWNER: dict[str, tuple[str, str]] = {
-    "identity_profile": ("user_id", "user_id"),
-    "token_saves": ("user_id", "id"),
-    "fact_links": ("user_id", "id"),
-    "users": ("id", "id"),
-    "api_tokens": ("user_id", "id"),
-    "global_knowledge": ("promoted_by", "id"),
-    "directory_topics": ("user_id", "topic"),
-    "directory_cards": ("user_id", "user_id"),
-}
-CUT_TABLES = (
-    "identity_profile",
-    "token_saves",
-    "fact_links",
-    "users",
-    "api_tokens",
-    "global_knowledge",
-)
-REBUILT_TABLES = ("directory_topics", "directory_cards")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +34,7 @@ class Cut:
 def holding(db: Backend, table: str, uid: str | None, text: str, limit: int) -> list[Cut]:
     """The rows of ``table`` whose matched columns contain ``text`` (any case, a substring):
     ``uid``'s own, or with None anyone's."""
-    owner, key = OWNER[table]
+    owner, key = _owner_and_key(table)
     cols = matched(table)
     if not cols:
         return []
@@ -70,6 +49,14 @@ def holding(db: Backend, table: str, uid: str | None, text: str, limit: int) -> 
     return [_cut(table, r, cols) for r in rows]
 
 
+def _owner_and_key(table: str) -> tuple[str, str]:
+    """The column naming a row's owner and the one naming the row (the registry's)."""
+    spec = entry(table)
+    if spec.owner is None or not (spec.forget.cut or spec.forget.rebuilt):
+        raise ValueError(f"a purge neither cuts nor remakes {table!r}")
+    return spec.owner, spec.forget.key
+
+
 def _cut(table: str, r: Row, cols: tuple[str, ...]) -> Cut:
     texts = tuple(str(r[c]) for c in cols if r[c] is not None)
     return Cut(table, r["k"], None if r["o"] is None else str(r["o"]), texts)
@@ -79,7 +66,7 @@ def cut(tx: Tx, c: Cut, text: str) -> bool:
     """Replace every occurrence of ``text`` (any case) in the row's matched columns with
     :data:`CUT_MARK` and drop the vectors made from it; False when the row is gone or no
     longer holds it."""
-    _, key = OWNER[c.table]
+    _, key = _owner_and_key(c.table)
     cols = matched(c.table)
     rows = tx.execute(f"SELECT {', '.join(cols)} FROM {c.table} WHERE {key} = ?", (c.key,))
     if not rows:
@@ -100,4 +87,4 @@ def cut(tx: Tx, c: Cut, text: str) -> bool:
 
 def vector_kinds(table: str) -> tuple[str, ...]:
     """The kinds of vector made from ``table``'s text (dropped by a cut)."""
-    return VECTOR_KINDS.get(table, ())
+    return entry(table).vectors

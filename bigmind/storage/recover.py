@@ -41,11 +41,12 @@ from bigmind.errors import BackendUnavailable, DatabaseDamaged, InvalidInput, No
 from bigmind.storage import upkeep
 from bigmind.storage.connect import connect
 from bigmind.storage.db import Row
+from bigmind.storage.schema import vector_store
 
 Progress = Callable[[int, int], None]
 # The vector store: rows that mean something only beside their vec0 tables, which the salvage
 # does not copy (the server embeds the memories again).
-VECTOR_TABLES = ("embeddings", "embedding_state")
+VECTOR_TABLES = vector_store()
 FIRST_ROWID = -(2**63)
 LAST_ROWID = 2**63 - 1
 SIDE_FILES = ("-wal", "-shm")

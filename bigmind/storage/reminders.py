@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from bigmind.models import Record, column_list
 from bigmind.storage.db import Row, Tx
+from bigmind.storage.schema import matched
 from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, in_project
-from bigmind.storage.textcolumns import matched
 
 
 @dataclass(frozen=True, slots=True)

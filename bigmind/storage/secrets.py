@@ -20,22 +20,10 @@ from bigmind.models import content_hash
 from bigmind.storage.chunks import following_any
 from bigmind.storage.db import Params, Row, Tx
 from bigmind.storage.fact_files import file_name
-from bigmind.storage.textcolumns import PATH_LISTS, TEXT_COLUMNS
+from bigmind.storage.schema import entry, with_text
 from bigmind.storage.vectors import CONTEXT_TURNS, VectorTables
 
 Run = Callable[[str, Params], list[Row]]
-
-# The vectors a table's text feeds (storage/vectors.py SELECTS): dropped when it changes.
-VECTOR_KINDS: dict[str, tuple[str, ...]] = {
-    "facts": ("fact",),
-    "conversation_chunks": ("chunk", "chunk_context"),
-    "sessions": ("summary",),
-    "session_summaries": ("summary",),
-    "hypotheses": ("hypothesis",),
-    "people": ("person",),
-    "global_knowledge": ("global",),
-    "attempts": ("attempt",),
-}
 PAGE = 500
 
 
@@ -49,14 +37,16 @@ class Page:
     rows: list[object] = field(default_factory=list)
 
 
-def redact_row(row: Row, columns: Sequence[str]) -> tuple[dict[str, str], Counter[str]]:
-    """A row's text columns that hold secrets, redacted, and what was found in them."""
+def redact_row(row: Row, table: str) -> tuple[dict[str, str], Counter[str]]:
+    """A row's free-text columns (of ``table``) that hold secrets, redacted, and what was
+    found in them."""
     changes: dict[str, str] = {}
     found: Counter[str] = Counter()
-    for col in columns:
+    spec = entry(table)
+    for col in spec.text:
         value = row.get(col)
         if isinstance(value, str) and value:
-            r = _redact_list(value) if col in PATH_LISTS else redact.redact(value)
+            r = _redact_list(value) if col in spec.path_lists else redact.redact(value)
             if r.changed:
                 changes[col] = r.text
                 found.update(r.found)
@@ -85,7 +75,7 @@ def sweep_page(
 ) -> Page:
     """Read ``limit`` rows of ``table`` past id ``after`` and find their secrets; with ``tx``,
     rewrite the rows redacted in it (without, only report: a dry run)."""
-    cols = TEXT_COLUMNS[table]
+    cols = entry(table).text
     where = "" if after is None else " WHERE id > ?"
     params: tuple[object, ...] = () if after is None else (after,)
     rows = run(
@@ -93,7 +83,7 @@ def sweep_page(
     )
     page = Page(rows[-1]["id"] if len(rows) == limit else None)
     for row in rows:
-        changes, found = redact_row(row, cols)
+        changes, found = redact_row(row, table)
         if not changes:
             continue
         page.found.update(found)
@@ -126,7 +116,7 @@ def _rewrite(tx: Tx, table: str, row_id: object, changes: dict[str, str]) -> Non
 def forget_vectors(tx: Tx, table: str, ids: Sequence[object]) -> None:
     """Drop the vectors made from these rows' old text (and, for exchanges, the context
     vectors of the exchanges that follow them, which embed their text too)."""
-    for kind in VECTOR_KINDS.get(table, ()):
+    for kind in entry(table).vectors:
         VectorTables.forget(tx, kind, ids)
     if table == "conversation_chunks":
         VectorTables.forget(tx, "chunk_context", following_any(tx, ids, CONTEXT_TURNS))
@@ -137,7 +127,7 @@ def sweep_all(tx: Tx) -> Counter[str]:
     was found, as ``table:kind`` → count. Tables a later migration creates are skipped (they
     are empty then, and written through the redactor since)."""
     total: Counter[str] = Counter()
-    for table in TEXT_COLUMNS:
+    for table in with_text():
         if not tx.table_exists(table):
             continue
         after: object | None = None

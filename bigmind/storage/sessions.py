@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from bigmind.models import SESSION_COLUMNS, Session, Summary
 from bigmind.storage.db import Row, Tx
+from bigmind.storage.schema import matched
 from bigmind.storage.table import (
     ANYWHERE,
     Table,
@@ -14,7 +15,6 @@ from bigmind.storage.table import (
     in_project,
     like_literal,
 )
-from bigmind.storage.textcolumns import matched
 
 # One tag of a session's comma-separated topics, any case; `%` and `_` in a tag are literal.
 TOPIC_MATCH = "(',' || lower(coalesce(topics, '')) || ',') LIKE ? ESCAPE '\\'"

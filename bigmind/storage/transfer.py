@@ -1,5 +1,6 @@
 """A user's whole memory, table by table, as export and import copy it (generic per-table
-statements over the tables in :data:`OWNED`; the caller validates rows and column names)."""
+statements over the tables the registry exports, :data:`OWNED`; the caller validates rows and
+column names)."""
 
 from __future__ import annotations
 
@@ -7,27 +8,31 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bigmind.models import now_ts
+from bigmind.storage import schema
 from bigmind.storage.db import Row, Tx
 from bigmind.storage.facts import Facts
 from bigmind.storage.pgpolicies import TAKEN
 from bigmind.storage.table import Table, marks
 
-# Every row a user owns, per table, parents before children.
+
+def _owned(t: schema.Entry, export: schema.Export) -> str:
+    """The statement reading every row of ``t`` a user owns, in the export's order (rows
+    without an owner column: those whose parent row the user owns)."""
+    if t.parent is None:
+        return f"SELECT * FROM {t.name} WHERE {t.owner} = ? ORDER BY {', '.join(export.order)}"
+    parent, col = t.parent
+    order = ", ".join(f"s.{c}" for c in export.order)
+    return (
+        f"SELECT s.* FROM {t.name} s JOIN {parent} x ON x.id = s.{col}"
+        f" WHERE x.{schema.entry(parent).owner} = ? ORDER BY {order}"
+    )
+
+
+# Every row a user owns, per exported table, parents before children (the registry's order).
 OWNED = {
-    "sessions": "SELECT * FROM sessions WHERE user_id = ? ORDER BY started_at",
-    "session_summaries": "SELECT s.* FROM session_summaries s JOIN sessions x ON x.id = s.id"
-    " WHERE x.user_id = ? ORDER BY s.created_at",
-    "facts": "SELECT * FROM facts WHERE user_id = ? ORDER BY id",
-    "fact_history": "SELECT * FROM fact_history WHERE user_id = ? ORDER BY fact_id, version",
-    "fact_files": "SELECT * FROM fact_files WHERE user_id = ? ORDER BY id",
-    "conversation_chunks": "SELECT * FROM conversation_chunks WHERE user_id = ? ORDER BY id",
-    "hypotheses": "SELECT * FROM hypotheses WHERE user_id = ? ORDER BY id",
-    "attempts": "SELECT * FROM attempts WHERE user_id = ? ORDER BY id",
-    "reminders": "SELECT * FROM reminders WHERE user_id = ? ORDER BY id",
-    "focus_announcements": "SELECT * FROM focus_announcements WHERE user_id = ? ORDER BY id",
-    "token_saves": "SELECT * FROM token_saves WHERE user_id = ? ORDER BY id",
-    "people": "SELECT * FROM people WHERE added_by = ? ORDER BY id",
-    "global_knowledge": "SELECT * FROM global_knowledge WHERE promoted_by = ? ORDER BY id",
+    t.name: _owned(t, t.export)
+    for t in schema.TABLES
+    if isinstance(t.export, schema.Export) and not t.export.merged
 }
 PROFILE_FIELDS = ("role", "preferences", "pinned_facts")
 
