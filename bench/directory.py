@@ -22,9 +22,9 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from bigmind.memory import directory
+from bigmind.memory import megamind
 from bigmind.models import new_id, now_ts
-from bigmind.storage import directory as table
+from bigmind.storage import directory_table as table
 from bigmind.storage.connect import connect
 from bigmind.storage.db import SQLiteBackend
 from bigmind.storage.store import Store
@@ -93,12 +93,12 @@ def main() -> None:
             me = seed(db, args.users, args.topics, args.facts)
             rows = args.users * args.topics
             print(f"directory: {args.users:,} users × {args.topics} topics ({rows:,} rows)")
-            n = len(directory.cards(me))
-            t = ms(partial(directory.cards, me), args.runs)
+            n = len(megamind.cards(me))
+            t = ms(partial(megamind.cards, me), args.runs)
             print(f"  cards (all {n:,}, top topics)  {t:8.1f} ms")
             for q in ("kafka", "payments", "topic-7", "nothing-here"):
-                found = len(directory.who_knows(me, q))
-                t = ms(partial(directory.who_knows, me, q), args.runs)
+                found = len(megamind.who_knows(me, q))
+                t = ms(partial(megamind.who_knows, me, q), args.runs)
                 print(f"  who_knows({q!r:15}) {found:3} people  {t:8.1f} ms")
 
             def session() -> None:

@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     from load import PgServer
 
     from bigmind.config import Settings
-    from bigmind.memory import tokens
+    from bigmind.memory import api_tokens
     from bigmind.storage.connect import open_database
     from bigmind.storage.store import Store
 
@@ -273,8 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         with backend.transaction() as tx:
             pgroles.grant_runtime(tx, RUNTIME_ROLE)
     users = [(f"u{i:03d}", "") for i in range(args.clients)]
-    users = [(u, tokens.create(backend, u).secret) for u, _ in users]
-    writer_token = tokens.create(backend, "killed-writer").secret
+    users = [(u, api_tokens.create(backend, u).secret) for u, _ in users]
+    writer_token = api_tokens.create(backend, "killed-writer").secret
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     err = open(work / "gateway.err", "w")  # noqa: SIM115 - closed at the end

@@ -44,7 +44,7 @@ from smoke import progress
 from textgen import TextGen
 
 from bigmind.search import keyword
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.search.terms import build_fts_query
 from bigmind.search.textsearch import Plan, TextSearch
 from bigmind.storage.connect import connect

@@ -474,7 +474,7 @@ def product_semantic(ix: Indexed) -> Any:
 
 
 def product_ranker() -> Callable[[Indexed, str], list[str]] | None:
-    from bigmind.search.recall import Recall
+    from bigmind.search.ranking import Recall
 
     semantic_cache: dict[str, Any] = {}
 

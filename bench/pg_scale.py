@@ -303,7 +303,7 @@ def explain(url: str, sql: str, params: Sequence[Any]) -> str:
 
 
 def measure(url: str, n_queries: int, cpu: CpuMeter) -> dict[str, Any]:
-    from bigmind.search.recall import Recall
+    from bigmind.search.ranking import Recall
 
     backend = connect_pg(url)
     tracer = Tracer()

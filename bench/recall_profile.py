@@ -82,7 +82,7 @@ def time_each(fn: Callable[[str], Any], items: Sequence[str]) -> list[float]:
 
 def in_process(db: Path, model: Path, qs: Sequence[str]) -> dict[str, Any]:
     from bigmind.config import Settings
-    from bigmind.search.recall import Recall
+    from bigmind.search.ranking import Recall
     from bigmind.search.semantic import Semantic
     from bigmind.storage.connect import connect
     from bigmind.storage.store import Store

@@ -54,7 +54,7 @@ from textgen import TextGen
 
 from bigmind.config import Settings
 from bigmind.search.embedder import FORMAT_VERSION, OnnxEmbedder
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.search.semantic import Semantic
 from bigmind.search.terms import terms_of
 from bigmind.search.vecindex import CANDIDATES, FULL_SCAN_MAX

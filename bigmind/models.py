@@ -164,5 +164,5 @@ class Hit(Record):
     deprecated: bool = False
     project: str | None = None  # set when the hit is from another project than the current one
     rivals: tuple[dict[str, Any], ...] = ()  # a fact's rivals (bigmind.memory.rivals)
-    weak: bool = False  # below the relevance a clear answer reaches (bigmind.search.recall)
+    weak: bool = False  # below the relevance a clear answer reaches (bigmind.search.ranking)
     marks: tuple[str, ...] = ()  # lines shown under it: a newer memory on its subject

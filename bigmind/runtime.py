@@ -25,10 +25,10 @@ from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
 
 if TYPE_CHECKING:
-    from bigmind.memory.forget import Forgotten, Places
+    from bigmind.memory.erasure import Forgotten, Places
     from bigmind.models import Hit
     from bigmind.search.embedder import Embedder
-    from bigmind.search.recall import Recall
+    from bigmind.search.ranking import Recall
     from bigmind.search.semantic import Semantic
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,7 @@ class Runtime:
         """The folders of the files BigMind writes for the running call's user: the Markdown
         mirrors (a forget rewrites them) and the exports (a forget names them, untouched)."""
         from bigmind.memory import exportpath, mirror
-        from bigmind.memory.forget import Places
+        from bigmind.memory.erasure import Places
 
         return Places(
             mirror.folder(self.settings.data_dir), exportpath.exports_folder(self.files_dir)
@@ -193,7 +193,7 @@ class Runtime:
         return self._semantic
 
     def recall(self) -> Recall:
-        from bigmind.search.recall import Recall
+        from bigmind.search.ranking import Recall
 
         return Recall(self.store, self.semantic)
 

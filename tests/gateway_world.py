@@ -16,7 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from bigmind.config import Settings
 from bigmind.gateway.app import build_gateway
-from bigmind.memory import tokens
+from bigmind.memory import api_tokens
 from bigmind.runtime import Runtime
 from bigmind.web.deadlines import uvicorn_options
 
@@ -27,7 +27,7 @@ class Running:
     rt: Runtime
 
     def token(self, user: str, **kw: Any) -> str:
-        return tokens.create(self.rt.store.db, user, **kw).secret
+        return api_tokens.create(self.rt.store.db, user, **kw).secret
 
 
 @contextlib.contextmanager

@@ -18,16 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bigmind.models import now_ts
-from bigmind.storage.attempts import Attempts
+from bigmind.storage.attempts_table import Attempts
 from bigmind.storage.db import Backend
-from bigmind.storage.fact_files import FactFiles
-from bigmind.storage.fact_history import FactHistory
-from bigmind.storage.focus import FocusAnnouncements
-from bigmind.storage.hypotheses import Hypotheses
-from bigmind.storage.knowledge import Knowledge
-from bigmind.storage.people import People
-from bigmind.storage.reminders import Reminders
-from bigmind.storage.savings import Savings
+from bigmind.storage.fact_files_table import FactFiles
+from bigmind.storage.fact_history_table import FactHistory
+from bigmind.storage.focus_table import FocusAnnouncements
+from bigmind.storage.hypotheses_table import Hypotheses
+from bigmind.storage.knowledge_table import Knowledge
+from bigmind.storage.people_table import People
+from bigmind.storage.reminders_table import Reminders
+from bigmind.storage.savings_table import Savings
 from bigmind.storage.store import Store
 
 HERE = Path(__file__).parent / "fixtures" / "secrets"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bigmind.cli.main import main
-from bigmind.memory import tokens
+from bigmind.memory import api_tokens
 from bigmind.storage.store import Store
 
 
@@ -24,7 +24,7 @@ def test_create_list_revoke(store: Store, capsys: pytest.CaptureFixture[str]) ->
     assert secret.startswith("bm_") and len(secret) == 46
     assert "for bob, valid until" in out and "shown only now" in out
     # Only the digest is kept: the secret is in no column of the table.
-    found = tokens.check(store.db, secret)
+    found = api_tokens.check(store.db, secret)
     assert found is not None and found.username == "bob" and found.label == "laptop"
     rows = store.db.query("SELECT * FROM api_tokens")
     assert rows and not any(secret in str(v) for r in rows for v in r.values())
@@ -42,12 +42,12 @@ def test_create_list_revoke(store: Store, capsys: pytest.CaptureFixture[str]) ->
 
     code, out, _ = cli(capsys, "token", "revoke", made["id"])
     assert code == 0 and made["id"] in out
-    assert tokens.check(store.db, made["token"]) is None
-    assert tokens.check(store.db, secret) is not None  # the other one still works
+    assert api_tokens.check(store.db, made["token"]) is None
+    assert api_tokens.check(store.db, secret) is not None  # the other one still works
     code, out, _ = cli(capsys, "token", "revoke", "bob")
     assert out.startswith("Revoked 1 token(s)")
     assert cli(capsys, "token", "revoke", "bob")[1] == "Already revoked.\n"
-    assert tokens.check(store.db, secret) is None
+    assert api_tokens.check(store.db, secret) is None
     assert "revoked" in cli(capsys, "token", "list")[1]
 
 
@@ -61,11 +61,11 @@ def test_errors_are_one_line(store: Store, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_what_is_not_a_live_token_is_refused(store: Store) -> None:
-    made = tokens.create(store.db, "bob")
-    assert tokens.check(store.db, made.secret) is not None
-    assert tokens.check(store.db, made.secret + "x") is None
-    assert tokens.check(store.db, made.secret[3:]) is None  # without the prefix
-    assert tokens.check(store.db, "bm_" + "a" * 500) is None
+    made = api_tokens.create(store.db, "bob")
+    assert api_tokens.check(store.db, made.secret) is not None
+    assert api_tokens.check(store.db, made.secret + "x") is None
+    assert api_tokens.check(store.db, made.secret[3:]) is None  # without the prefix
+    assert api_tokens.check(store.db, "bm_" + "a" * 500) is None
 
 
 def test_another_users_tokens_need_an_admin(

@@ -15,11 +15,11 @@ from model_fixture import ready
 from bigmind import project
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
-from bigmind.memory import attempts, forget, mirror, transfer
+from bigmind.memory import attempts, erasure, mirror, transfer
 from bigmind.project import Project
 from bigmind.runtime import Runtime
 from bigmind.storage.store import Store
-from bigmind.storage.vectors import VectorTables
+from bigmind.storage.vector_tables import VectorTables
 
 pytestmark = pytest.mark.anyio
 
@@ -173,7 +173,7 @@ def test_export_and_import_keep_attempts(store: Store) -> None:
     a, _ = attempts.record(store, REDIS, "failed", WHY)
     data = transfer.export_data(store)
     assert [r["approach"] for r in data["attempts"]] == [REDIS]
-    forget.forget(store, [forget.resolve(store, "attempt", a.id)])
+    erasure.forget(store, [erasure.resolve(store, "attempt", a.id)])
     assert attempts.list_(store) == []
     assert transfer.import_data(store, data).added["attempts"] == 1
     assert attempts.list_(store) == [a]

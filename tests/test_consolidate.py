@@ -11,10 +11,10 @@ from mcp_calls import Cli, call, end
 
 from bigmind.cli.main import main
 from bigmind.config import Settings
-from bigmind.memory import consolidate
+from bigmind.memory import tidy
 from bigmind.memory.context import build_context
 from bigmind.models import now_ts
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.search.semantic import Semantic
 from bigmind.storage.connect import open_database
 from bigmind.storage.store import Store
@@ -58,11 +58,9 @@ def test_a_full_pass_merges_links_and_retires_and_a_second_finds_nothing(
         sem = Semantic(backend, sem_settings)
         sem.load_now()
         sem.embed_backlog()
-        assert (
-            consolidate.consolidate(store, None).summary()["checked"] == 0
-        )  # no model: retire only
+        assert tidy.consolidate(store, None).summary()["checked"] == 0  # no model: retire only
 
-        done = consolidate.consolidate(store, sem)
+        done = tidy.consolidate(store, sem)
         assert done.semantic and done.checked >= 6
         assert done.summary() | {"checked": 0} == {
             "checked": 0,
@@ -77,7 +75,7 @@ def test_a_full_pass_merges_links_and_retires_and_a_second_finds_nothing(
         assert kept == {ids[1], ids[2], ids[3], ids[4], ids[5]}
         assert store.get_fact(ids[0]).deprecation_reason == f"merged into #{ids[3]}"
 
-        again = consolidate.consolidate(store, sem)
+        again = tidy.consolidate(store, sem)
         assert again.summary() | {"checked": 0} == dict.fromkeys(again.summary(), 0)
         assert again.checked == 6  # the five kept and the retired one: all active
     finally:
@@ -90,8 +88,8 @@ def test_stale_low_importance_facts_leave_the_packet_but_stay_findable(store: St
     key_old, _, _ = store.store_fact("decision", "Payments never retry refunds", importance=8)
     backdate(store, low_old.id, key_old.id)
 
-    assert consolidate.retire_stale(store) == [(low_old.id, low_old.fact)]
-    assert consolidate.retire_stale(store) == []  # idempotent
+    assert tidy.retire_stale(store) == [(low_old.id, low_old.fact)]
+    assert tidy.retire_stale(store) == []  # idempotent
     packet = build_context(store).text
     assert "dev VPN" in packet and "Payments never retry" in packet
     assert "staging VPN" not in packet
@@ -107,9 +105,9 @@ def test_retiring_refuses_nonsense_bounds(store: Store) -> None:
     from bigmind.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="stale_days"):
-        consolidate.retire_stale(store, stale_days=0)
+        tidy.retire_stale(store, stale_days=0)
     with pytest.raises(InvalidInput, match="importance"):
-        consolidate.retire_stale(store, max_importance=11)
+        tidy.retire_stale(store, max_importance=11)
 
 
 async def test_ending_a_session_is_the_light_pass(client: Cli, store: Store) -> None:

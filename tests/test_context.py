@@ -19,10 +19,10 @@ from bigmind.memory.context import (
     build_context,
 )
 from bigmind.models import now_ts
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.storage.db import SQLiteBackend
 from bigmind.storage.store import Store
-from bigmind.tokens import count_tokens
+from bigmind.tokencount import count_tokens
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
 

@@ -16,10 +16,10 @@ from web_world import WEB_BASE, csrf_of
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
-from bigmind.memory import directory, forget, globalkb, transfer
+from bigmind.memory import erasure, globalkb, megamind, transfer
 from bigmind.memory.users import set_role
 from bigmind.runtime import Runtime
-from bigmind.storage import directory as cards_table
+from bigmind.storage import directory_table as cards_table
 from bigmind.storage import schema
 from bigmind.storage.db import Backend
 from bigmind.storage.migrations import migrate
@@ -54,7 +54,7 @@ def test_a_card_counts_sessions_facts_and_topics(alice: Store) -> None:
     session(alice, ["Kafka", "consumer-lag"])
     alice.store_fact("decision", "Partitions by account id")
     alice.start_session()  # open: counted, no topics yet
-    (card,) = directory.cards(alice)
+    (card,) = megamind.cards(alice)
     assert (card.username, card.sessions, card.facts, card.me, card.hidden) == (
         "alice",
         3,
@@ -79,17 +79,17 @@ def test_a_card_counts_sessions_facts_and_topics(alice: Store) -> None:
 def test_ending_a_session_again_replaces_its_topics(alice: Store) -> None:
     sid = session(alice, ["kafka", "redis"])
     alice.end_session(sid, "again", ["kafka", "postgres"], None, None)
-    (card,) = directory.cards(alice)
+    (card,) = megamind.cards(alice)
     assert sorted((t.topic, t.sessions) for t in card.topics) == [("kafka", 1), ("postgres", 1)]
 
 
 def test_forgetting_a_session_takes_its_topics_off_the_card(alice: Store) -> None:
     keep = session(alice, ["kafka"])
     gone = session(alice, ["blunder"])
-    forget.forget(alice, [forget.resolve(alice, "session", gone)])
-    (card,) = directory.cards(alice)
+    erasure.forget(alice, [erasure.resolve(alice, "session", gone)])
+    (card,) = megamind.cards(alice)
     assert [t.topic for t in card.topics] == ["kafka"] and card.sessions == 1
-    assert keep and directory.who_knows(alice, "blunder") == []
+    assert keep and megamind.who_knows(alice, "blunder") == []
 
 
 def test_who_knows_ranks_exact_topics_first_then_sessions(
@@ -101,7 +101,7 @@ def test_who_knows_ranks_exact_topics_first_then_sessions(
     session(bob, ["Kafka"])  # the exact topic, once
     session(carol, ["kafka"])
     session(carol, ["kafka"])
-    found = directory.who_knows(bob, "kafka")
+    found = megamind.who_knows(bob, "kafka")
     assert [(e.username, e.match, e.sessions) for e in found] == [
         ("carol", "exact", 2),
         ("bob", "exact", 1),
@@ -109,8 +109,8 @@ def test_who_knows_ranks_exact_topics_first_then_sessions(
     ]
     assert found[1].me and not found[0].me
     assert [t.topic for t in found[2].topics] == ["kafka-streams"]
-    assert directory.who_knows(bob, "Kafka Streams")[0].username == "alice"  # words, any case
-    assert directory.who_knows(bob, "payments") == []
+    assert megamind.who_knows(bob, "Kafka Streams")[0].username == "alice"  # words, any case
+    assert megamind.who_knows(bob, "payments") == []
 
 
 def test_nothing_private_is_ever_an_answer(alice: Store, bob: Store) -> None:
@@ -121,10 +121,10 @@ def test_nothing_private_is_ever_an_answer(alice: Store, bob: Store) -> None:
     alice.update_profile(role=f"{SECRET} expert")
     globalkb.promote(alice, "pattern", f"{SECRET} pattern", f"{SECRET} is pending")  # pending
     for who in (bob, alice):
-        assert directory.who_knows(who, SECRET) == []
-        assert SECRET not in repr(directory.cards(who))
-    assert [e.username for e in directory.who_knows(bob, "scheduling")] == ["alice"]
-    assert SECRET not in repr(directory.who_knows(bob, "scheduling"))
+        assert megamind.who_knows(who, SECRET) == []
+        assert SECRET not in repr(megamind.cards(who))
+    assert [e.username for e in megamind.who_knows(bob, "scheduling")] == ["alice"]
+    assert SECRET not in repr(megamind.who_knows(bob, "scheduling"))
 
 
 def test_a_secret_typed_as_a_topic_is_redacted_before_anyone_sees_it(
@@ -133,7 +133,7 @@ def test_a_secret_typed_as_a_topic_is_redacted_before_anyone_sees_it(
     key = Fakes(31).make("aws-access-key")[0]
     sid = session(alice, ["deploy", key])
     stored = alice.get_session(sid).topics or ""
-    shown = repr(directory.cards(bob)) + repr(directory.who_knows(bob, "deploy"))
+    shown = repr(megamind.cards(bob)) + repr(megamind.who_knows(bob, "deploy"))
     assert key.lower() not in stored.lower() and "[redacted:aws-access-key]" in stored
     assert key.lower() not in shown.lower() and "deploy" in shown
 
@@ -144,14 +144,14 @@ def test_approved_company_knowledge_names_its_promoter(
     set_role(backend, "bob", "curator")
     entry = globalkb.promote(alice, "standard", "Retry policy", "Retry HTTP calls thrice").entry
     assert entry.status == "pending"
-    assert directory.who_knows(bob, "retry policy") == []  # pending: not company knowledge
+    assert megamind.who_knows(bob, "retry policy") == []  # pending: not company knowledge
     globalkb.review(bob, entry.id, "approve", None)
-    (e,) = directory.who_knows(bob, "retry policy")
+    (e,) = megamind.who_knows(bob, "retry policy")
     assert (e.username, e.match, e.sessions) == ("alice", "exact", 0)
     assert [(x.id, x.title, x.category) for x in e.entries] == [
         (entry.id, "Retry policy", "standard")
     ]
-    assert directory.who_knows(bob, "http retries")[0].username == "alice"  # a word of it
+    assert megamind.who_knows(bob, "http retries")[0].username == "alice"  # a word of it
 
 
 def test_a_hidden_card_vanishes_for_others_but_not_for_its_owner(
@@ -160,15 +160,15 @@ def test_a_hidden_card_vanishes_for_others_but_not_for_its_owner(
     session(alice, ["kafka"])
     set_role(backend, "alice", "curator")
     globalkb.promote(alice, "decision", "Kafka for payments", "We chose Kafka")
-    assert directory.hide(alice, True).hidden
-    assert [c.username for c in directory.cards(bob)] == ["bob"]
-    assert directory.who_knows(bob, "kafka") == []
-    mine = [c for c in directory.cards(alice) if c.me]
+    assert megamind.hide(alice, True).hidden
+    assert [c.username for c in megamind.cards(bob)] == ["bob"]
+    assert megamind.who_knows(bob, "kafka") == []
+    mine = [c for c in megamind.cards(alice) if c.me]
     assert [(c.username, c.hidden) for c in mine] == [("alice", True)]
-    assert [e.username for e in directory.who_knows(alice, "kafka")] == ["alice"]
-    assert not directory.hide(alice, False).hidden
-    assert [e.username for e in directory.who_knows(bob, "kafka")] == ["alice"]
-    assert not [c for c in directory.cards(bob) if c.hidden]  # others never see the flag
+    assert [e.username for e in megamind.who_knows(alice, "kafka")] == ["alice"]
+    assert not megamind.hide(alice, False).hidden
+    assert [e.username for e in megamind.who_knows(bob, "kafka")] == ["alice"]
+    assert not [c for c in megamind.cards(bob) if c.hidden]  # others never see the flag
 
 
 def test_personal_mode_is_you_alone(backend: Backend) -> None:
@@ -176,8 +176,8 @@ def test_personal_mode_is_you_alone(backend: Backend) -> None:
     other = Store(backend, "bob")
     session(me, ["kafka"])
     session(other, ["kafka"])
-    assert [c.username for c in directory.cards(me)] == ["alice"]
-    assert [e.username for e in directory.who_knows(me, "kafka")] == ["alice"]
+    assert [c.username for c in megamind.cards(me)] == ["alice"]
+    assert [e.username for e in megamind.who_knows(me, "kafka")] == ["alice"]
 
 
 def test_the_migration_backfills_cards_from_existing_rows(backend: Backend) -> None:
@@ -185,13 +185,13 @@ def test_the_migration_backfills_cards_from_existing_rows(backend: Backend) -> N
     session(alice, ["kafka", "redis"])
     session(alice, ["kafka"])
     alice.store_fact("decision", "x")
-    directory.hide(alice, True)
+    megamind.hide(alice, True)
     with backend.transaction() as tx:
         tx.execute("DELETE FROM directory_topics")
         tx.execute("UPDATE directory_cards SET sessions = 0, facts = 0")
         tx.execute("DELETE FROM bigmind_migrations WHERE name = '0023_directory'")
     assert migrate(backend) == ["0023_directory"]
-    (card,) = directory.cards(alice)
+    (card,) = megamind.cards(alice)
     assert (card.sessions, card.facts, card.hidden) == (2, 1, True)
     assert [(t.topic, t.sessions) for t in card.topics] == [("kafka", 2), ("redis", 1)]
 
@@ -201,7 +201,7 @@ def test_an_import_fills_the_importers_card(alice: Store, backend: Backend) -> N
     alice.store_fact("decision", "Partitions by account id")
     carol = team(backend, "carol")
     transfer.import_data(carol, transfer.export_data(alice))
-    (card,) = [c for c in directory.cards(carol) if c.me]
+    (card,) = [c for c in megamind.cards(carol) if c.me]
     assert (card.sessions, card.facts, [t.topic for t in card.topics]) == (1, 1, ["kafka"])
 
 
@@ -222,10 +222,10 @@ def test_kept_cards_equal_cards_rebuilt_from_the_rows(alice: Store, bob: Store) 
         )
     alice.append_chunk("hello", session_id=open_one)
     session(bob, ["kafka"])
-    kept = directory.cards(alice)
+    kept = megamind.cards(alice)
     with alice.db.maintenance().transaction() as tx:  # every user's cards (pgpolicies)
         cards_table.rebuild(tx, "2000-01-01 00:00:00")
-    assert directory.cards(alice) == kept
+    assert megamind.cards(alice) == kept
 
 
 def test_the_tables_are_named_for_the_row_level_security_policies() -> None:
@@ -310,8 +310,8 @@ def test_the_page_shows_cards_answers_and_hides_with_the_csrf_token(team_rt: Run
         assert r.status_code == 303 and r.headers["location"].startswith("/directory?")
         html = web.get("/directory").text
         assert "Show my card" in html and "hidden</span>" in html
-    assert [c.username for c in directory.cards(bob)] == ["bob"]
-    assert [e.username for e in directory.who_knows(bob, "kafka")] == ["bob"]
+    assert [c.username for c in megamind.cards(bob)] == ["bob"]
+    assert [e.username for e in megamind.who_knows(bob, "kafka")] == ["bob"]
 
 
 def test_the_page_in_personal_mode_is_your_card_without_a_hide_button(runtime: Runtime) -> None:

@@ -18,7 +18,7 @@ from mcp_calls import Cli, call, end, refused
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
-from bigmind.memory.forget import TEXT_TABLES
+from bigmind.memory.erasure import TEXT_TABLES
 from bigmind.runtime import Runtime
 from bigmind.storage.db import Backend
 
@@ -393,7 +393,8 @@ async def test_a_big_purge_leaves_no_bytes_either(
     client: Cli, runtime: Runtime, settings: Settings, tmp_path: Path
 ) -> None:
     """Past BULK memories, one forget deletes in bulk (FTS5 merges its indexes afterwards)."""
-    from bigmind.memory import forget, purge
+    from bigmind.memory import erasure as forget
+    from bigmind.memory import purge
 
     store, w = runtime.store, World(runtime, client, settings, tmp_path)
     marker = "zqbulk7x"
@@ -452,7 +453,7 @@ def test_postgresql_rewrites_the_tables_a_forget_touched(
 def test_the_exchanges_after_one_are_found_by_order_across_gaps(settings: Settings) -> None:
     """Context vectors embed the exchanges just before, by order; forgetting leaves gaps in
     seq, so what follows an exchange is found by order, not by seq arithmetic."""
-    from bigmind.storage.chunks import following_any
+    from bigmind.storage.chunks_table import following_any
     from bigmind.storage.connect import open_database
     from bigmind.storage.store import Store
 

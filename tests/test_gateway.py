@@ -15,10 +15,10 @@ from gateway_world import Running, mcp_session, running, text
 from mcp_calls import INITIALIZE
 
 from bigmind.config import Settings
-from bigmind.memory import tokens
+from bigmind.memory import api_tokens
 from bigmind.models import new_id, now_ts
-from bigmind.storage.tokens import Tokens
-from bigmind.storage.users import Users
+from bigmind.storage.api_tokens_table import Tokens
+from bigmind.storage.users_table import Users
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 INIT = INITIALIZE
@@ -74,23 +74,23 @@ def test_revoked_and_expired_tokens_are_401(gateway: Running) -> None:
     db = gateway.rt.store.db
     secret = gateway.token("alice")
     assert post(gateway, secret).status_code == 200
-    tokens.revoke(db, "alice")
+    api_tokens.revoke(db, "alice")
     assert post(gateway, secret).status_code == 401
-    old = tokens.PREFIX + "expired-token-for-the-test"
+    old = api_tokens.PREFIX + "expired-token-for-the-test"
     user = Users(db, "").by_name("alice")
     assert user is not None
     with db.transaction() as tx:
         Tokens(db, "").insert(
-            tx, new_id(), user.id, tokens.digest(old), None, now_ts(), "2020-01-01 00:00:00"
+            tx, new_id(), user.id, api_tokens.digest(old), None, now_ts(), "2020-01-01 00:00:00"
         )
-    assert tokens.check(db, old) is None
+    assert api_tokens.check(db, old) is None
     assert post(gateway, old).status_code == 401
 
 
 def test_a_used_token_records_when(gateway: Running) -> None:
     secret = gateway.token("alice")
     assert post(gateway, secret).status_code == 200
-    (listed,) = tokens.listed(gateway.rt.store.db, "alice")
+    (listed,) = api_tokens.listed(gateway.rt.store.db, "alice")
     assert listed.last_used_at is not None
 
 

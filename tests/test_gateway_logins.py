@@ -16,7 +16,7 @@ from starlette.datastructures import Headers
 
 from bigmind.config import Settings
 from bigmind.gateway.auth import Identity, Logins
-from bigmind.memory import tokens
+from bigmind.memory import api_tokens
 from bigmind.models import ts_ago
 from bigmind.web.origins import Origins
 
@@ -75,7 +75,7 @@ def test_a_revoked_tokens_login_ends_at_its_next_request(gateway: Running) -> No
         token = csrf(web)
         assert forget(web, gone, token).status_code == 303  # the form works while it lasts
         assert gateway.rt.store_of("alice").facts.get(gone) is None
-        tokens.revoke(gateway.rt.store.db, _id(gateway, secret))  # this token only
+        api_tokens.revoke(gateway.rt.store.db, _id(gateway, secret))  # this token only
         shut_out(web, kept, token)
         assert gateway.rt.store_of("alice").facts.get(kept) is not None
         assert web.get("/").status_code == 303  # ended for good, not just once
@@ -83,7 +83,7 @@ def test_a_revoked_tokens_login_ends_at_its_next_request(gateway: Running) -> No
 
 
 def _id(gw: Running, secret: str) -> str:
-    found = tokens.check(gw.rt.store.db, secret)
+    found = api_tokens.check(gw.rt.store.db, secret)
     assert found is not None
     return found.id
 

@@ -16,10 +16,10 @@ from bigmind.memory import globalkb
 from bigmind.memory.context import PACKET_BUDGET, TIER_G_BUDGET, build_context
 from bigmind.memory.users import add_user, set_role
 from bigmind.runtime import Runtime
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
-from bigmind.tokens import count_tokens
+from bigmind.tokencount import count_tokens
 
 pytestmark = pytest.mark.anyio
 TeamClient = Callable[[str], Awaitable[Cli]]

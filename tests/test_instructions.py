@@ -17,7 +17,7 @@ from bigmind.config import Settings
 from bigmind.mcp.instructions import RITUAL, SERVER_INSTRUCTIONS, ritual, rules
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
-from bigmind.tokens import count_tokens
+from bigmind.tokencount import count_tokens
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,7 @@ from secret_corpus import Fakes
 from bigmind import project
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
-from bigmind.memory import correct, markdown, mirror
+from bigmind.memory import correct, handwritten, mirror
 from bigmind.runtime import Runtime
 from bigmind.storage.store import Store
 
@@ -86,7 +86,7 @@ SKIPPED = {
 
 
 def test_bullets_become_facts_and_headings_their_context() -> None:
-    parsed = markdown.parse(CLAUDE_MD)
+    parsed = handwritten.parse(CLAUDE_MD)
     assert [(e.category, e.text) for e in parsed.entries] == EXPECTED
     assert dict(parsed.skipped) == SKIPPED
 
@@ -105,7 +105,7 @@ def test_bullets_become_facts_and_headings_their_context() -> None:
 def test_a_heading_naming_a_kind_of_memory_is_the_category(
     heading: str, category: str | None
 ) -> None:
-    assert markdown.category_of(heading) == category
+    assert handwritten.category_of(heading) == category
 
 
 @pytest.fixture
@@ -140,14 +140,14 @@ def test_import_then_mirror_and_pull(store: Store, repo: project.Project, tmp_pa
     source = tmp_path / "CLAUDE.md"
     source.write_text(CLAUDE_MD, encoding="utf-8")
     with project.using(repo):
-        first = markdown.import_files(store, None, markdown.read_all([source]))
+        first = handwritten.import_files(store, None, handwritten.read_all([source]))
         assert (len(first.added), len(first.known), dict(first.skipped)) == (7, 0, SKIPPED)
         facts = store.top_facts(50)
         assert {(f.category, f.fact) for f in facts} == {
             (c, t.replace(KEY, "[REDACTED:aws-access-key]")) for c, t in EXPECTED
         }
         assert {(f.project, f.scope) for f in facts} == {(repo.key, "project")}
-        again = markdown.import_files(store, None, markdown.read_all([source]))
+        again = handwritten.import_files(store, None, handwritten.read_all([source]))
         assert (again.added, sorted(again.known)) == ([], sorted(first.added))
 
         path = mirror.default_path(tmp_path / "data", repo)
@@ -258,7 +258,7 @@ def test_a_paraphrase_of_a_known_fact_is_not_imported_again(
     sem = ready(sem_runtime)
     notes = tmp_path / "MEMORY.md"
     notes.write_text("- The user prefers pytest for all of the Python tests\n", encoding="utf-8")
-    report = markdown.import_files(store, sem, markdown.read_all([notes]))
+    report = handwritten.import_files(store, sem, handwritten.read_all([notes]))
     assert report.added == [] and len(report.known) == 1  # the newer wording is kept
     assert store.get_fact(known.id).deprecation_reason == f"merged into #{report.known[0]}"
 

@@ -16,10 +16,10 @@ import pytest
 from bigmind.cli.main import main
 from bigmind.memory import (
     correct,
-    directory,
     focus,
     globalkb,
     journal,
+    megamind,
     people,
     reminders,
     savings,
@@ -386,7 +386,7 @@ def test_the_directory_is_made_again_on_the_target_with_hidden_cards_kept(
 ) -> None:
     src = connect(source)
     try:
-        directory.hide(Store(src, "bob"), True)
+        megamind.hide(Store(src, "bob"), True)
         want = _directory(src)
     finally:
         src.close()

@@ -26,7 +26,7 @@ from pg_fixture import with_database
 from bigmind.cli.main import main
 from bigmind.config import Settings
 from bigmind.errors import BackendUnavailable, InvalidInput
-from bigmind.memory import tokens
+from bigmind.memory import api_tokens
 from bigmind.runtime import Runtime
 from bigmind.storage.connect import connect_pg, open_database
 from bigmind.storage.pg import PostgresBackend
@@ -170,7 +170,7 @@ def reach(runtime_url: str, pg_url: str) -> Iterator[Reach]:
         bob.store_fact("decision", "bob-secret: billing uses Kafka")
         owner = connect_pg(pg_url)
         try:
-            made = tokens.create(owner, "alice")
+            made = api_tokens.create(owner, "alice")
         finally:
             owner.close()
         yield Reach(pg_url, runtime_url, alice.uid, bob.uid, made.token.id)
@@ -355,7 +355,7 @@ def test_token_commands_use_the_owner(runtime_url: str, capsys: pytest.CaptureFi
     owner = open_database(Settings(), owner=True)
     try:
         assert owner.query("SELECT current_user AS u")[0]["u"] == "bigmind_app"
-        assert tokens.check(owner, secret) is None
+        assert api_tokens.check(owner, secret) is None
     finally:
         owner.close()
 
@@ -369,7 +369,10 @@ async def test_the_gateway_serves_through_the_runtime_role(
     )
     owner = connect_pg(pg_url)
     try:
-        alice, bob = tokens.create(owner, "alice").secret, tokens.create(owner, "bob").secret
+        alice, bob = (
+            api_tokens.create(owner, "alice").secret,
+            api_tokens.create(owner, "bob").secret,
+        )
         with running(settings, free_port()) as gw:
             assert isinstance(gw.rt.store.db, PostgresBackend)
             async with mcp_session(gw.url, alice) as a:
@@ -385,7 +388,7 @@ async def test_the_gateway_serves_through_the_runtime_role(
             gw.rt.flush_usage()  # the usage flusher writes through the owner
             bad = httpx2.post(f"{gw.url}/mcp", json={}, headers={"Authorization": "Bearer bm_x"})
             assert bad.status_code == 401
-        used = {t.username: t.last_used_at for t in tokens.listed(owner)}
+        used = {t.username: t.last_used_at for t in api_tokens.listed(owner)}
         assert used["alice"] is not None and used["bob"] is not None
     finally:
         owner.close()

@@ -30,7 +30,7 @@ from bigmind.memory import journal
 from bigmind.memory.context import build_context
 from bigmind.project import Project
 from bigmind.runtime import Runtime
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.storage.store import Store
 from bigmind.web.app import create_app
 

@@ -16,18 +16,18 @@ from mcp_calls import Cli, call
 
 from bigmind.cli.main import main
 from bigmind.config import Settings
-from bigmind.memory import correct, focus, journal, mirror, people, purge, tokens
-from bigmind.memory.forget import CUT_NAMES, Places
+from bigmind.memory import api_tokens, correct, focus, journal, mirror, people, purge
+from bigmind.memory.erasure import CUT_NAMES, Places
 from bigmind.models import now_ts
 from bigmind.runtime import Runtime
 from bigmind.storage import schema
-from bigmind.storage.attempts import Attempts
+from bigmind.storage.attempts_table import Attempts
 from bigmind.storage.db import Backend
-from bigmind.storage.knowledge import Knowledge
-from bigmind.storage.people import People
-from bigmind.storage.profile import Profiles
-from bigmind.storage.reminders import Reminders
-from bigmind.storage.savings import Savings
+from bigmind.storage.knowledge_table import Knowledge
+from bigmind.storage.people_table import People
+from bigmind.storage.profile_table import Profiles
+from bigmind.storage.reminders_table import Reminders
+from bigmind.storage.savings_table import Savings
 from bigmind.storage.store import Store
 
 MARK = "zqpurge7x"  # kept whole by FTS5's porter stemmer and PostgreSQL's english one
@@ -125,7 +125,7 @@ def seed(store: Store) -> None:
     focus.announce(store, s.id, "billing", files=["bill.py"], ide_hint="vscode")
     people.remember(store, "ops-bot", "Ops Bot", "SRE", "infra", ["k8s"], "on call")
     store.update_profile("engineer", "short answers", ["uses vim"])
-    tokens.create(store.db, "alice", label="laptop")
+    api_tokens.create(store.db, "alice", label="laptop")
     ts = now_ts()
     with store.db.transaction() as tx:
         store.links.add(tx, keep.id, keep2.id, "conflict", "opposites", 0.9, ts)

@@ -12,7 +12,7 @@ from model_fixture import ready
 
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
-from bigmind.search.recall import WEAK_BELOW
+from bigmind.search.ranking import WEAK_BELOW
 
 pytestmark = pytest.mark.anyio
 

@@ -16,11 +16,11 @@ import pytest
 from mcp_calls import Cli, refused
 
 from bigmind.errors import BackendUnavailable, DatabaseDamaged
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.storage import sqlitefile
 from bigmind.storage.connect import connect
 from bigmind.storage.db import SQLiteBackend
-from bigmind.storage.recover import recover
+from bigmind.storage.sqlite_recover import recover
 from bigmind.storage.store import Store
 
 pytestmark = pytest.mark.sqlite_only  # the recovery of a SQLite file

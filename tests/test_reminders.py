@@ -14,7 +14,7 @@ from bigmind import project
 from bigmind.config import Settings
 from bigmind.errors import InvalidInput
 from bigmind.mcp.server import build_server
-from bigmind.memory import forget, mirror, purge, reminders, transfer
+from bigmind.memory import erasure, mirror, purge, reminders, transfer
 from bigmind.memory.context import REMINDERS_SHOWN, build_context
 from bigmind.project import Project
 from bigmind.runtime import Runtime
@@ -203,7 +203,7 @@ def test_export_import_and_the_mirror_keep_reminders(store: Store, tmp_path: Pat
     reminders.done(store, reminders.add(store, "Done already")[0].id)
     data = transfer.export_data(store)
     assert [x["text"] for x in data["reminders"]] == ["Rotate the deploy key", "Done already"]
-    forget.forget(store, [forget.resolve(store, "reminder", x["id"]) for x in data["reminders"]])
+    erasure.forget(store, [erasure.resolve(store, "reminder", x["id"]) for x in data["reminders"]])
     assert reminders.pending(store) == []
     assert transfer.import_data(store, data).added["reminders"] == 2
     assert [x.text for x in reminders.pending(store)] == ["Rotate the deploy key"]

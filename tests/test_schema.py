@@ -7,11 +7,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from bigmind.memory.forget import KINDS
+from bigmind.memory.erasure import KINDS
 from bigmind.storage import schema
 from bigmind.storage.db import Backend
 from bigmind.storage.migrations import FTS_TABLES
-from bigmind.storage.vectors import SELECTS, VectorTables
+from bigmind.storage.vector_tables import SELECTS, VectorTables
 
 
 def live_tables(db: Backend) -> dict[str, set[str]]:
@@ -67,7 +67,7 @@ def problems(live: dict[str, set[str]], tables: Sequence[schema.Entry]) -> list[
             continue  # a table's full-text index (SQLite): its base table's entry covers it
         key = schema.VECTORS if name.startswith("vec_") else name
         if key == schema.VECTORS and name.removeprefix("vec_") not in SELECTS:
-            out.append(f"{name}: a vector table of no kind of storage/vectors.py")
+            out.append(f"{name}: a vector table of no kind of storage/vector_tables.py")
         t = by_name.get(key)
         if t is None:
             out.append(f"{name}: a table of the schema without a registry entry")

@@ -6,7 +6,7 @@ import pytest
 
 from bigmind.memory.usage import USE_TOP, UsageTally
 from bigmind.search import keyword
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.search.terms import MAX_TERMS, STEM_ONLY, TermMatcher, build_fts_query, terms_of
 from bigmind.storage.store import Store
 

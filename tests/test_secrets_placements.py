@@ -24,8 +24,8 @@ from bigmind.memory import mirror, transfer
 from bigmind.models import now_ts
 from bigmind.runtime import Runtime
 from bigmind.storage.connect import open_database
-from bigmind.storage.fact_files import FactFiles
-from bigmind.storage.focus import FocusAnnouncements
+from bigmind.storage.fact_files_table import FactFiles
+from bigmind.storage.focus_table import FocusAnnouncements
 from bigmind.storage.store import Store
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ from bigmind.mcp.server import build_server
 from bigmind.memory import claims
 from bigmind.memory.context import build_context
 from bigmind.runtime import Runtime
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.search.vectors import VectorStore
 from bigmind.storage.connect import open_database
 from bigmind.storage.db import Backend

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from bigmind.errors import InvalidInput, NotFound
-from bigmind.memory import tokens
+from bigmind.memory import api_tokens
 from bigmind.runtime import Runtime
 from bigmind.service import accounts, housekeeping, journaling
 from bigmind.storage.db import Backend
@@ -45,12 +45,12 @@ def test_a_reminder_is_set_then_done(runtime: Runtime) -> None:
 def test_a_live_token_names_its_holder_until_it_is_revoked(
     runtime: Runtime, backend: Backend
 ) -> None:
-    made = tokens.create(backend, "bob")
+    made = api_tokens.create(backend, "bob")
     holder = accounts.authenticate(runtime, made.secret)
     assert holder == accounts.Holder("bob", made.token.id)
     assert accounts.holds(runtime, made.token.id, "bob")
     assert not accounts.holds(runtime, made.token.id, "carol")
     assert accounts.authenticate(runtime, accounts.TOKEN_PREFIX + "unknown") is None
-    tokens.revoke(backend, made.token.id)
+    api_tokens.revoke(backend, made.token.id)
     assert accounts.authenticate(runtime, made.secret) is None
     assert not accounts.holds(runtime, made.token.id, "bob")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bigmind.tokens import count_tokens, truncate_to_tokens
+from bigmind.tokencount import count_tokens, truncate_to_tokens
 
 
 def test_documented_examples() -> None:

@@ -13,7 +13,7 @@ from bigmind.project import name_of
 from bigmind.service.display import cell, quoted
 from bigmind.service.facts import Version
 from bigmind.service.housekeeping import Check
-from bigmind.tokens import count_tokens, truncate_to_tokens
+from bigmind.tokencount import count_tokens, truncate_to_tokens
 
 
 def fact_place(f: Fact) -> str:

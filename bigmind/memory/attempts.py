@@ -25,7 +25,7 @@ from bigmind.memory.quoting import quoted
 from bigmind.models import day_of, now_ts
 from bigmind.search.semantic import Semantic
 from bigmind.search.terms import TermMatcher, terms_of
-from bigmind.storage.attempts import OUTCOMES, Attempt, Attempts
+from bigmind.storage.attempts_table import OUTCOMES, Attempt, Attempts
 from bigmind.storage.store import SessionRef, Store
 
 __all__ = ["OUTCOMES", "Attempt", "Echo", "block", "get", "list_", "record", "warnings"]

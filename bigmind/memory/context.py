@@ -3,7 +3,7 @@
 Tiers are filled in order (G, 0, 1), each within its own budget and all within
 the packet's total, most important and most recent first. What does not fit is
 counted and named in a closing line with the tool that fetches it, so nothing
-is silently lost. Token counts come from :mod:`bigmind.tokens`; because that
+is silently lost. Token counts come from :mod:`bigmind.tokencount`; because that
 estimator is additive over lines, a section's cost is the sum of its lines.
 
 Two promises hold whatever fills the packet (docs/packet.md): pinned facts are
@@ -24,8 +24,8 @@ from bigmind.models import AUTO_CLOSE_HOURS, Fact, Profile, Session, day_of, now
 from bigmind.storage.store import Store
 
 if TYPE_CHECKING:
-    from bigmind.search.recall import Recall
-from bigmind.tokens import count_tokens, truncate_to_tokens
+    from bigmind.search.ranking import Recall
+from bigmind.tokencount import count_tokens, truncate_to_tokens
 
 TIER_G_BUDGET = 500
 TIER_0_BUDGET = 300

@@ -28,7 +28,7 @@ from bigmind.memory.dedup import candidates, keep_vector
 from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
 from bigmind.search.vectors import VectorStore, fact_embedding_text
-from bigmind.storage.fact_history import FactHistory, Version
+from bigmind.storage.fact_history_table import FactHistory, Version
 from bigmind.storage.store import Store
 
 

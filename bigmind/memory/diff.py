@@ -9,10 +9,10 @@ from bigmind.memory.quoting import quoted as q
 from bigmind.memory.rivals import settle_call
 from bigmind.models import day_of
 from bigmind.storage.db import Row
-from bigmind.storage.fact_history import FactHistory
-from bigmind.storage.hypotheses import Hypotheses
-from bigmind.storage.knowledge import Knowledge
-from bigmind.storage.people import People
+from bigmind.storage.fact_history_table import FactHistory
+from bigmind.storage.hypotheses_table import Hypotheses
+from bigmind.storage.knowledge_table import Knowledge
+from bigmind.storage.people_table import People
 from bigmind.storage.store import Store
 
 MAX_ITEMS = 20

@@ -10,8 +10,8 @@ from bigmind import limits, redact
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_text, optional_text, stored_text
 from bigmind.models import Session, now_ts, ts_ago
-from bigmind.storage.focus import Focus as Focus
-from bigmind.storage.focus import FocusAnnouncements
+from bigmind.storage.focus_table import Focus as Focus
+from bigmind.storage.focus_table import FocusAnnouncements
 from bigmind.storage.store import SessionRef, Store
 
 STALE_ONE_LINER = "[closed as stale by session {by}]"

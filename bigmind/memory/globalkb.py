@@ -6,8 +6,8 @@ approved entries are searched and shown at session start. Roles are read from th
 at each check, so a role given or taken with ``bigmind user set-role`` applies to running
 servers at once.
 
-The SQL lives in :class:`~bigmind.storage.knowledge.Knowledge`; searches go through
-:class:`~bigmind.search.recall.Recall`, like every other kind of memory.
+The SQL lives in :class:`~bigmind.storage.knowledge_table.Knowledge`; searches go through
+:class:`~bigmind.search.ranking.Recall`, like every other kind of memory.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from bigmind.errors import InvalidInput, NotFound
 from bigmind.limits import check_importance, check_limit, optional_stored, stored_text
 from bigmind.memory import users
 from bigmind.models import User, normalise_text, now_ts
-from bigmind.storage.knowledge import GlobalEntry as GlobalEntry
-from bigmind.storage.knowledge import Knowledge
+from bigmind.storage.knowledge_table import GlobalEntry as GlobalEntry
+from bigmind.storage.knowledge_table import Knowledge
 from bigmind.storage.store import Store
 
 CATEGORIES = ("architecture", "standard", "decision", "pattern", "glossary")

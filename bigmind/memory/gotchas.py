@@ -20,7 +20,7 @@ from bigmind.memory.focus import file_list, normalise_path, same_file
 from bigmind.memory.quoting import quoted
 from bigmind.models import Fact, now_ts
 from bigmind.storage.db import Tx
-from bigmind.storage.fact_files import FactFiles, file_name
+from bigmind.storage.fact_files_table import FactFiles, file_name
 from bigmind.storage.store import Store
 
 SHOWN = 8  # facts one reply shows at most

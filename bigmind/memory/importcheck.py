@@ -25,7 +25,7 @@ from bigmind.errors import InvalidInput
 from bigmind.memory import focus, globalkb, journal, savings
 from bigmind.models import CHUNK_ROLES, TS_FORMAT
 from bigmind.project import SCOPES
-from bigmind.storage.attempts import OUTCOMES
+from bigmind.storage.attempts_table import OUTCOMES
 
 Check = Callable[[str, Any], Any]  # (column, value) → the value to store; raises InvalidInput
 PROJECT = limits.NAME * 10  # a project key, as the store bounds it

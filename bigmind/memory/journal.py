@@ -10,8 +10,8 @@ from bigmind.errors import InvalidInput, NotFound
 from bigmind.limits import check_choice, check_days, check_limit, check_unit, stored_text
 from bigmind.models import Hit, now_ts, ts_ago
 from bigmind.search import keyword
-from bigmind.storage.hypotheses import Hypotheses
-from bigmind.storage.hypotheses import Hypothesis as Hypothesis
+from bigmind.storage.hypotheses_table import Hypotheses
+from bigmind.storage.hypotheses_table import Hypothesis as Hypothesis
 from bigmind.storage.store import SessionRef, Store
 from bigmind.storage.table import ANYWHERE
 

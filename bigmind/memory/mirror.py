@@ -33,10 +33,10 @@ from bigmind.limits import check_category
 from bigmind.memory import attempts, gotchas, journal, reminders
 from bigmind.memory.correct import update_fact
 from bigmind.memory.dedup import store_many
-from bigmind.memory.markdown import read_file
+from bigmind.memory.handwritten import read_file
 from bigmind.models import Fact, content_hash, now_ts
 from bigmind.search.semantic import Semantic
-from bigmind.storage.facts import fact_from_row
+from bigmind.storage.facts_table import fact_from_row
 from bigmind.storage.store import Store
 
 MAX_FACTS = 5_000  # a mirror longer than that is no longer read by a person

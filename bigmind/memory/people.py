@@ -11,8 +11,8 @@ from bigmind.errors import InvalidInput
 from bigmind.limits import check_limit, check_text, optional_stored
 from bigmind.models import now_ts
 from bigmind.search import keyword
-from bigmind.storage.people import People
-from bigmind.storage.people import Person as Person
+from bigmind.storage.people_table import People
+from bigmind.storage.people_table import Person as Person
 from bigmind.storage.store import Store
 
 _USERNAME = re.compile(r"^[\w.@+\-]{1,100}$", re.UNICODE)

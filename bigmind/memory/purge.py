@@ -3,7 +3,7 @@
 :func:`find` matches every column the registry (:mod:`bigmind.storage.schema`) sorts as text
 a user or an agent wrote or chose, in every table, and each table's rows are dealt with as its
 entry's ``forget`` says: the memories holding it are forgotten whole
-(:func:`bigmind.memory.forget.forget`); rows that are not memories (the profile,
+(:func:`bigmind.memory.erasure.forget`); rows that are not memories (the profile,
 token-savings notes, company knowledge, a link's reason, a display name, a token's label) keep
 everything but the text, cut out; the directory's topics are made again. The user's Markdown
 mirrors lose every line holding it. What no purge reaches — exports, backups, logs, the user's
@@ -19,7 +19,7 @@ from bigmind import limits
 from bigmind.errors import Forbidden, InvalidInput
 from bigmind.limits import check_text
 from bigmind.memory import globalkb, mirror
-from bigmind.memory.forget import (
+from bigmind.memory.erasure import (
     CUT_NAMES,
     Forgotten,
     Places,
@@ -29,15 +29,15 @@ from bigmind.memory.forget import (
     left,
     may_forget_person,
 )
-from bigmind.storage import purge as purge_rows
+from bigmind.storage import purge_rows as purge_rows
 from bigmind.storage import schema
-from bigmind.storage.attempts import Attempts
-from bigmind.storage.fact_files import FactFiles
-from bigmind.storage.fact_history import FactHistory
-from bigmind.storage.focus import FocusAnnouncements
-from bigmind.storage.hypotheses import Hypotheses
-from bigmind.storage.people import People
-from bigmind.storage.reminders import Reminders
+from bigmind.storage.attempts_table import Attempts
+from bigmind.storage.fact_files_table import FactFiles
+from bigmind.storage.fact_history_table import FactHistory
+from bigmind.storage.focus_table import FocusAnnouncements
+from bigmind.storage.hypotheses_table import Hypotheses
+from bigmind.storage.people_table import People
+from bigmind.storage.reminders_table import Reminders
 from bigmind.storage.store import Store
 
 FIND_LIMIT = 100_000  # matches per kind a purge lists at most

@@ -14,8 +14,8 @@ from bigmind import limits
 from bigmind.errors import InvalidInput, NotFound
 from bigmind.limits import stored_text
 from bigmind.models import TS_FORMAT, now_ts
-from bigmind.storage.reminders import Reminder as Reminder
-from bigmind.storage.reminders import Reminders
+from bigmind.storage.reminders_table import Reminder as Reminder
+from bigmind.storage.reminders_table import Reminders
 from bigmind.storage.store import SessionRef, Store
 from bigmind.storage.table import ANYWHERE
 

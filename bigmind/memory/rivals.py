@@ -17,7 +17,7 @@ from typing import Any
 
 from bigmind.memory.quoting import quoted
 from bigmind.models import Fact, Hit, Record, day_of
-from bigmind.storage.links import Linked
+from bigmind.storage.links_table import Linked
 from bigmind.storage.store import Store
 
 PREVIEW = 160  # characters of a rival's text quoted beside a fact

@@ -10,7 +10,7 @@ from bigmind import limits
 from bigmind.errors import InvalidInput
 from bigmind.limits import check_text, stored_text
 from bigmind.models import now_ts
-from bigmind.storage.savings import Savings
+from bigmind.storage.savings_table import Savings
 from bigmind.storage.store import SessionRef, Store
 
 MAX_TOKENS_SAVED = 10_000_000

@@ -36,11 +36,11 @@ from bigmind.memory.importcheck import check_row
 from bigmind.models import content_hash, now_ts
 from bigmind.storage import schema
 from bigmind.storage.db import Row, SQLiteBackend, Tx
-from bigmind.storage.fact_files import file_name
+from bigmind.storage.export_rows import Transfer
+from bigmind.storage.fact_files_table import file_name
 from bigmind.storage.migrations import GENERATED_COLUMNS, applied, renumber_after_explicit_ids
-from bigmind.storage.secrets import redact_row
+from bigmind.storage.redact_rows import redact_row
 from bigmind.storage.store import Store
-from bigmind.storage.transfer import Transfer
 
 EXPORT_VERSION = 1
 PROGRESS_EVERY = 500  # rows between progress reports on import

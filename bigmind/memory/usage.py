@@ -19,9 +19,9 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 from bigmind.models import now_ts
-from bigmind.storage import usage as memory_usage
+from bigmind.storage import usage_table as memory_usage
 from bigmind.storage.db import Backend
-from bigmind.storage.facts import Facts
+from bigmind.storage.facts_table import Facts
 
 USE_TOP = 3  # the first results of a search are what the agent reads
 FLUSH_AFTER_S = 10.0  # the first unwritten use is written this long after it happened

@@ -3,7 +3,7 @@
 Plain functions over a :class:`~bigmind.storage.db.Backend`, so the ``bigmind user`` command and,
 later, team-mode tools share one set of rules: roles are a fixed list, only an admin
 changes users, and the last admin cannot lose the role (nobody could give it back). The SQL
-lives in :class:`~bigmind.storage.users.Users`.
+lives in :class:`~bigmind.storage.users_table.Users`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.limits import check_text
 from bigmind.models import User, now_ts
 from bigmind.storage.db import Backend
-from bigmind.storage.users import Users
+from bigmind.storage.users_table import Users
 
 ROLES = ("member", "curator", "admin")
 

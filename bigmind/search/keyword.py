@@ -24,7 +24,7 @@ from bigmind.search.pgtext import PG_BUDGET, PgTextSearch
 from bigmind.search.terms import excerpt, stem_prefix, terms_of
 from bigmind.search.textsearch import Plan, TextSearch
 from bigmind.storage.db import Backend, Row
-from bigmind.storage.people import People, Person
+from bigmind.storage.people_table import People, Person
 from bigmind.storage.searchable import FULL_TEXT, Searchable
 from bigmind.storage.store import Store, fact_from_row
 

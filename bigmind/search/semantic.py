@@ -26,7 +26,7 @@ from bigmind.search.ann import index_dir
 from bigmind.search.embedder import Embedder, load_embedder
 from bigmind.search.vectors import SOURCES, Pending, VectorStore
 from bigmind.storage.db import Backend
-from bigmind.storage.users import Users
+from bigmind.storage.users_table import Users
 
 log = logging.getLogger(__name__)
 

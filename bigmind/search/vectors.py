@@ -15,7 +15,7 @@ On PostgreSQL the tables are plain ``vec_<kind>(rowid, user_id, embedding vector
 with an HNSW index (cosine) and a ``user_id`` index; the same in-memory mirror answers
 searches, and pgvector answers for a big partition not loaded yet.
 
-Every statement is :mod:`bigmind.storage.vectors`'s; this module keeps the partitions,
+Every statement is :mod:`bigmind.storage.vector_tables`'s; this module keeps the partitions,
 the scan positions and the decisions.
 """
 
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from bigmind.errors import BigMindError
 from bigmind.models import content_hash
 from bigmind.storage.db import Backend, Row, Tx
-from bigmind.storage.vectors import SELECTS, SEP, VectorTables, Written
+from bigmind.storage.vector_tables import SELECTS, SEP, VectorTables, Written
 
 if TYPE_CHECKING:
     from bigmind.search.ann import AnnFiles, AnnIndex
@@ -93,7 +93,7 @@ def _attempt_text(r: Row) -> str:
 @dataclass(frozen=True, slots=True)
 class Source:
     """One kind of memory: how its text for embedding is made (its rows are
-    :data:`bigmind.storage.vectors.SELECTS`')."""
+    :data:`bigmind.storage.vector_tables.SELECTS`')."""
 
     kind: str
     text: Callable[[Row], str]

@@ -2,7 +2,7 @@
 
 Users (:mod:`bigmind.memory.users`): anyone may list them; adding one or changing a role
 needs an admin once the database has one (PostgreSQL checks it too). Tokens
-(:mod:`bigmind.memory.tokens`): anyone may make, list and revoke their own; another user's,
+(:mod:`bigmind.memory.api_tokens`): anyone may make, list and revoke their own; another user's,
 or everyone's, need an admin (until the database has one, anyone). Each function opens the
 database, does one thing and closes it: the command line runs without a server. The gateway
 checks a bearer token through its runtime (:func:`authenticate`, :func:`holds`): digests only
@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 from bigmind.config import Settings
 from bigmind.errors import Forbidden
-from bigmind.memory import tokens
+from bigmind.memory import api_tokens
 from bigmind.memory import users as roles
-from bigmind.memory.tokens import Made
+from bigmind.memory.api_tokens import Made
 from bigmind.models import User
 from bigmind.runtime import Runtime
+from bigmind.storage.api_tokens_table import TokenRow
 from bigmind.storage.connect import open_database
 from bigmind.storage.db import Backend
-from bigmind.storage.tokens import TokenRow
 
 __all__ = [
     "TOKEN_PREFIX",
@@ -38,7 +38,7 @@ __all__ = [
     "revoke_tokens",
     "set_role",
 ]
-TOKEN_PREFIX = tokens.PREFIX  # a BigMind token starts so; anything else may be an OIDC JWT
+TOKEN_PREFIX = api_tokens.PREFIX  # a BigMind token starts so; anything else may be an OIDC JWT
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,20 +54,20 @@ def authenticate(rt: Runtime, secret: str) -> Holder | None:
     an unknown, revoked or expired one. Read through the configured (service) user's store,
     which opens the database."""
     db = rt.store.db
-    found = tokens.check(db, secret)
+    found = api_tokens.check(db, secret)
     if found is None:
         return None
-    tokens.mark_used(db, found)
+    api_tokens.mark_used(db, found)
     return Holder(found.username, found.id)
 
 
 def holds(rt: Runtime, token_id: str, username: str) -> bool:
     """Whether token ``token_id`` is still live and still ``username``'s (its use recorded)."""
     db = rt.store.db
-    found = tokens.live(db, token_id)
+    found = api_tokens.live(db, token_id)
     if found is None or found.username != username:
         return False
-    tokens.mark_used(db, found)
+    api_tokens.mark_used(db, found)
     return True
 
 
@@ -123,7 +123,7 @@ def create_token(
     db = _tokens_db(settings, create=True)
     try:
         _may_handle(db, settings.user, username, "create")
-        return tokens.create(db, username, days=days, label=label)
+        return api_tokens.create(db, username, days=days, label=label)
     finally:
         db.close()
 
@@ -137,7 +137,7 @@ def list_tokens(settings: Settings, username: str | None = None) -> list[TokenRo
     db = _tokens_db(settings, create=False)
     try:
         _may_handle(db, settings.user, username, "list")
-        return tokens.listed(db, username)
+        return api_tokens.listed(db, username)
     finally:
         db.close()
 
@@ -152,7 +152,7 @@ def revoke_tokens(settings: Settings, who: str) -> list[TokenRow]:
     db = _tokens_db(settings, create=False)
     try:
         _may_handle(db, settings.user, who, "revoke")
-        return tokens.revoke(db, who)
+        return api_tokens.revoke(db, who)
     finally:
         db.close()
 

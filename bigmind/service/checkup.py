@@ -417,9 +417,9 @@ def _without_schema(backend: AnyBackend, where: str) -> Check:
 
 
 def _user_counts(backend: AnyBackend, username: str) -> str:
-    from bigmind.storage.facts import Facts
-    from bigmind.storage.sessions import Sessions
-    from bigmind.storage.users import Users
+    from bigmind.storage.facts_table import Facts
+    from bigmind.storage.sessions_table import Sessions
+    from bigmind.storage.users_table import Users
 
     user = Users(backend, "").by_name(username)
     if user is None:

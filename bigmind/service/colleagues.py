@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bigmind.memory import directory, people
-from bigmind.memory.directory import CARDS_MAX, Card, Expert
+from bigmind.memory import megamind, people
+from bigmind.memory.megamind import CARDS_MAX, Card, Expert
 from bigmind.memory.people import Person, Remembered
 from bigmind.runtime import Runtime
 
@@ -56,14 +56,14 @@ def list_people(rt: Runtime, limit: int = 20) -> list[Person]:
 def who_knows(rt: Runtime, topic: str, limit: int = 10) -> list[Expert]:
     """Who worked on ``topic``, best first; hidden cards are left out (the caller's own is
     not, for them)."""
-    return directory.who_knows(rt.store, topic, limit)
+    return megamind.who_knows(rt.store, topic, limit)
 
 
 def cards(rt: Runtime, limit: int = CARDS_MAX) -> list[Card]:
     """Every directory card the user may see, most recently seen first."""
-    return directory.cards(rt.store, limit)
+    return megamind.cards(rt.store, limit)
 
 
 def hide_card(rt: Runtime, hidden: bool) -> Card:
     """Hide the user's card from everyone else (``hidden``), or show it again."""
-    return directory.hide(rt.store, hidden)
+    return megamind.hide(rt.store, hidden)

@@ -1,15 +1,15 @@
 """A full consolidation pass for a one-shot command (``bigmind consolidate``): the embedding
 model loaded in its thread and the backlog embedded, then every active fact checked again for
 duplicates and contradictions (merged, linked) and stale low-importance facts retired from the
-packet (:mod:`bigmind.memory.consolidate`). Without the model only the retiring runs."""
+packet (:mod:`bigmind.memory.tidy`). Without the model only the retiring runs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from bigmind.errors import BigMindError
-from bigmind.memory.consolidate import LOW_IMPORTANCE, STALE_DAYS, Consolidated
-from bigmind.memory.consolidate import consolidate as one_pass
+from bigmind.memory.tidy import LOW_IMPORTANCE, STALE_DAYS, Consolidated
+from bigmind.memory.tidy import consolidate as one_pass
 from bigmind.runtime import Runtime
 from bigmind.service import embedding
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from bigmind.runtime import Runtime
     from bigmind.search.modelfetch import FetchReport as FetchReport
     from bigmind.search.modelfiles import ExportReport as ExportReport
-    from bigmind.search.recall import Recall
+    from bigmind.search.ranking import Recall
     from bigmind.search.semantic import Semantic
 
 Progress = Callable[[int, int], None]
@@ -72,7 +72,7 @@ def load(
     is no error (nothing loaded, nothing said); ``backlog``: then embed every memory without
     a current vector (``progress`` told). A model that cannot load is reported, not raised.
     """
-    from bigmind.search.recall import Recall
+    from bigmind.search.ranking import Recall
     from bigmind.search.semantic import Semantic
 
     store = rt.store

@@ -25,7 +25,7 @@ from bigmind.memory.rivals import Rival
 from bigmind.models import Fact, Profile, Record, day_of
 from bigmind.runtime import Runtime
 from bigmind.search.vectors import fact_embedding_text
-from bigmind.storage.fact_history import Version
+from bigmind.storage.fact_history_table import Version
 from bigmind.storage.store import SessionRef
 
 __all__ = [

@@ -2,16 +2,16 @@
 ``DELETE /facts/{id}``, the profile page's forget form and ``bigmind forget``.
 
 :func:`forget` resolves what a kind and an id name (the user's own only), deletes it with its
-history in one transaction (:func:`bigmind.memory.forget.forget`), drops its lines from the
+history in one transaction (:func:`bigmind.memory.erasure.forget`), drops its lines from the
 user's Markdown mirrors, and clears what this process still holds of it: uses not written
 yet and in-memory vectors (:meth:`bigmind.runtime.Runtime.forgot`).
 """
 
 from __future__ import annotations
 
-from bigmind.memory import forget as forgetter
+from bigmind.memory import erasure as forgetter
 from bigmind.memory import purge as purging
-from bigmind.memory.forget import KINDS, Forgotten, Target
+from bigmind.memory.erasure import KINDS, Forgotten, Target
 from bigmind.memory.purge import Found
 from bigmind.runtime import Runtime
 

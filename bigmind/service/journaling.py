@@ -8,8 +8,8 @@ from __future__ import annotations
 from bigmind.memory import attempts, journal, reminders
 from bigmind.memory.journal import Evidence, Hypothesis, Scan
 from bigmind.runtime import Runtime
-from bigmind.storage.attempts import Attempt
-from bigmind.storage.reminders import Reminder
+from bigmind.storage.attempts_table import Attempt
+from bigmind.storage.reminders_table import Reminder
 from bigmind.storage.store import SessionRef
 
 __all__ = [

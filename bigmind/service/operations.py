@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from bigmind.config import Settings
     from bigmind.errors import MigrationIncomplete
-    from bigmind.memory.secrets import ScanReport as ScanReport
+    from bigmind.memory.secret_sweep import ScanReport as ScanReport
     from bigmind.runtime import Runtime
-    from bigmind.storage.backup import Backup as Backup
     from bigmind.storage.migratedb import MigrationReport as MigrationReport
-    from bigmind.storage.recover import Recovery as Recovery
+    from bigmind.storage.sqlite_backup import Backup as Backup
+    from bigmind.storage.sqlite_recover import Recovery as Recovery
 
 Progress = Callable[[int, int], None]
 
@@ -81,8 +81,8 @@ def backup(settings: Settings, target: Path, *, overwrite: bool = False) -> Back
         InvalidInput: a folder, a missing folder, the database itself, or a file there
             already without ``overwrite``.
     """
-    from bigmind.storage.backup import backup as copy
-    from bigmind.storage.backup import refuse_postgres
+    from bigmind.storage.sqlite_backup import backup as copy
+    from bigmind.storage.sqlite_backup import refuse_postgres
 
     if settings.db_url:
         raise refuse_postgres()
@@ -103,7 +103,7 @@ def recover(
     Raises:
         DatabaseDamaged: nothing of ``source`` can be read.
     """
-    from bigmind.storage import recover as salvage
+    from bigmind.storage import sqlite_recover as salvage
 
     target = target or salvage.default_target(source)
     done = salvage.recover(source, target, progress)
@@ -170,7 +170,7 @@ def scan_secrets(settings: Settings, *, apply: bool, progress: Progress | None =
     Raises:
         NoMemoryYet: there is no database to scan (none is made).
     """
-    from bigmind.memory.secrets import scan
+    from bigmind.memory.secret_sweep import scan
     from bigmind.storage.connect import open_database
 
     db = open_database(settings, create=False)

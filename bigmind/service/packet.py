@@ -13,7 +13,7 @@ from bigmind.memory.context import Packet, build_context
 
 if TYPE_CHECKING:
     from bigmind.runtime import Runtime
-    from bigmind.search.recall import Recall
+    from bigmind.search.ranking import Recall
 
 __all__ = ["Packet", "build"]
 

@@ -17,8 +17,8 @@ from typing import Generic, TypeVar
 from bigmind import project
 from bigmind.errors import InvalidInput
 from bigmind.limits import RESULTS, check_choice
-from bigmind.memory import directory as megamind
 from bigmind.memory import globalkb, journal, rivals, users
+from bigmind.memory import megamind as megamind
 from bigmind.memory import people as people_mod
 from bigmind.memory.globalkb import GlobalEntry
 from bigmind.memory.journal import Hypothesis
@@ -32,13 +32,13 @@ from bigmind.models import (
     User,
     day_of,
 )
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 from bigmind.storage.db import Row
-from bigmind.storage.fact_history import FactHistory, Version
-from bigmind.storage.hypotheses import Hypotheses
-from bigmind.storage.knowledge import Knowledge
-from bigmind.storage.people import People
-from bigmind.storage.savings import Savings
+from bigmind.storage.fact_history_table import FactHistory, Version
+from bigmind.storage.hypotheses_table import Hypotheses
+from bigmind.storage.knowledge_table import Knowledge
+from bigmind.storage.people_table import People
+from bigmind.storage.savings_table import Savings
 from bigmind.storage.store import (
     Store,
     fact_from_row,

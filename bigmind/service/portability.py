@@ -20,7 +20,7 @@ from bigmind import project
 from bigmind.errors import BigMindError
 
 if TYPE_CHECKING:
-    from bigmind.memory.markdown import Imported as Imported
+    from bigmind.memory.handwritten import Imported as Imported
     from bigmind.memory.mirror import Pulled as Pulled
     from bigmind.memory.mirror import Written as Written
     from bigmind.memory.transfer import ImportReport as ImportReport
@@ -121,12 +121,12 @@ def import_markdown(
         InvalidInput: a file that cannot be read (nothing is stored).
         NotFound: no project of that name.
     """
-    from bigmind.memory import markdown
+    from bigmind.memory import handwritten
 
-    parsed = markdown.read_all(files)
+    parsed = handwritten.read_all(files)
     where = _project(rt, project_name)
     with project.using(where):
-        report = markdown.import_files(rt.store, _semantic(rt, without_model), parsed)
+        report = handwritten.import_files(rt.store, _semantic(rt, without_model), parsed)
     rt.wrote()
     return MarkdownImport(report, where.key if where else None)
 

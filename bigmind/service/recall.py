@@ -1,6 +1,6 @@
 """Recalling memory for a question: one use case for every surface.
 
-:func:`recall` ranks the user's memories (:class:`bigmind.search.recall.Recall`: keyword and
+:func:`recall` ranks the user's memories (:class:`bigmind.search.ranking.Recall`: keyword and
 meaning evidence fused, what is current first, weak matches marked), shows each fact with its
 rivals and updates (:mod:`bigmind.memory.rivals`), adds the failed approaches the question
 comes close to and the facts bound to the files it names, and counts what was handed over as
@@ -18,7 +18,7 @@ from bigmind import limits
 from bigmind.memory import attempts, gotchas, rivals
 from bigmind.models import Hit
 from bigmind.runtime import Runtime
-from bigmind.search.recall import Recall
+from bigmind.search.ranking import Recall
 
 Kinds = Sequence[str] | str | None
 

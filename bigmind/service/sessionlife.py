@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bigmind.memory import attempts, consolidate, diff, focus, mirror, savings
+from bigmind.memory import attempts, diff, focus, mirror, savings, tidy
 from bigmind.memory.attempts import Echo
 from bigmind.memory.diff import Diff
 from bigmind.memory.focus import Active, Conflict
@@ -23,7 +23,7 @@ from bigmind.memory.gotchas import Bound, for_files
 from bigmind.models import Chunk, Session, Summary
 from bigmind.runtime import Runtime
 from bigmind.service.packet import Packet, build
-from bigmind.storage.focus import Focus
+from bigmind.storage.focus_table import Focus
 from bigmind.storage.store import SessionRef
 
 __all__ = [
@@ -169,7 +169,7 @@ def end_session(
     s, was_open = rt.store.end_session(
         session_id, one_liner, topics, outcome, summary, key_facts, code_refs, importance
     )
-    retired = consolidate.retire_stale(rt.store)
+    retired = tidy.retire_stale(rt.store)
     rt.wrote()
     return Ended(s, was_open, retired, _mirror(rt) if mirror_too else None)
 

@@ -73,7 +73,7 @@ _PRAGMAS = (
     "PRAGMA cache_size=-32000",
     "PRAGMA mmap_size=67108864",  # 64 MB: reads of hot pages without copying
     # Deleted rows are overwritten with zeros, in the file and its WAL: a forgotten memory's
-    # bytes do not linger in free space (bigmind.memory.forget).
+    # bytes do not linger in free space (bigmind.memory.erasure).
     "PRAGMA secure_delete=ON",
 )
 

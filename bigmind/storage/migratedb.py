@@ -28,11 +28,11 @@ from typing import Any
 
 from bigmind.errors import InvalidInput, MigrationIncomplete
 from bigmind.models import now_ts
-from bigmind.storage import directory, schema
+from bigmind.storage import directory_table, schema
 from bigmind.storage.db import SQLiteBackend
 from bigmind.storage.migrations import MIGRATIONS, renumber_after_explicit_ids
 from bigmind.storage.pg import PostgresBackend
-from bigmind.storage.vectors import SELECTS, VectorTables
+from bigmind.storage.vector_tables import SELECTS, VectorTables
 
 Progress = Callable[[int, int], None]
 ProgressFactory = Callable[[str], Progress]
@@ -470,8 +470,8 @@ def migrate_database(
     for spec, table, types in checked:
         _verify(src, tgt, spec, types, users, table, tick)
     with tgt.transaction() as tx:  # the directory is made from what was copied, hidden kept
-        directory.rebuild(tx, now_ts())
-        directory.hide_users(tx, [users.get(u, u) for u in directory.hidden_users(src)])
+        directory_table.rebuild(tx, now_ts())
+        directory_table.hide_users(tx, [users.get(u, u) for u in directory_table.hidden_users(src)])
     report.seconds = time.monotonic() - started
     return report
 

@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 
 from bigmind.errors import BackendUnavailable
 from bigmind.models import TS_FORMAT, content_hash, now_ts
-from bigmind.storage import directory, pgpolicies, pgtsv
+from bigmind.storage import directory_table, pgpolicies, pgtsv
 from bigmind.storage.db import Backend, Tx
-from bigmind.storage.secrets import sweep_all
+from bigmind.storage.redact_rows import sweep_all
 
 log = logging.getLogger(__name__)
 
@@ -673,10 +673,10 @@ CREATE INDEX IF NOT EXISTS idx_api_tokens_user ON api_tokens(user_id);
 
 
 def _m0023_directory(tx: Tx, dialect: str) -> None:
-    """The MegaMind directory (:mod:`bigmind.storage.directory`): a card per user and their
+    """The MegaMind directory (:mod:`bigmind.storage.directory_table`): a card per user and their
     session topics, made from the sessions and facts already stored."""
-    _ddl(tx, dialect, directory.DDL)
-    directory.rebuild(tx, now_ts())
+    _ddl(tx, dialect, directory_table.DDL)
+    directory_table.rebuild(tx, now_ts())
 
 
 def _m0024_row_level_security(tx: Tx, dialect: str) -> None:

@@ -3,11 +3,11 @@
 Each :class:`Entry` says, for one table, who owns a row, how its text columns are sorted,
 what row-level security it gets, how it exports and imports, how the SQLite → PostgreSQL
 copier moves it and how a forget or a purge deals with it. Every per-table consumer reads
-it: scan-secrets and the redactor (:mod:`~bigmind.storage.secrets`), the policies
+it: scan-secrets and the redactor (:mod:`~bigmind.storage.redact_rows`), the policies
 (:mod:`~bigmind.storage.pgpolicies`), the copier (:mod:`~bigmind.storage.migratedb`), export
-and import (:mod:`~bigmind.storage.transfer`, ``memory/transfer.py``), forget and purge
-(:mod:`~bigmind.storage.purge`, ``memory/forget.py``, ``memory/purge.py``) and the salvage
-(:mod:`~bigmind.storage.recover`). ``tests/test_schema.py`` holds it to both backends' live
+and import (:mod:`~bigmind.storage.export_rows`, ``memory/transfer.py``), forget and purge
+(:mod:`~bigmind.storage.purge_rows`, ``memory/erasure.py``, ``memory/purge.py``) and the salvage
+(:mod:`~bigmind.storage.sqlite_recover`). ``tests/test_schema.py`` holds it to both backends' live
 schemas: a table without an entry, or an entry naming a column the table lacks, fails there.
 
 Text columns come in three kinds, and every text-typed column of a table is in exactly one:
@@ -40,7 +40,7 @@ from typing import Literal
 Privacy = Literal[
     "owned", "belonging", "shared", "directory", "vectors", "users", "knowledge", "unguarded"
 ]
-VECTORS = "vec_*"  # the entry of every vec_<kind> table (one per kind of storage/vectors.py)
+VECTORS = "vec_*"  # the entry of every vec_<kind> table (one per kind of storage/vector_tables.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bigmind.storage.db import Row
-from bigmind.storage.facts import active
+from bigmind.storage.facts_table import active
 from bigmind.storage.table import Table, marks
 
 

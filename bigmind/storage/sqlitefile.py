@@ -4,7 +4,7 @@ SQLite says "unable to open database file" for a missing folder, a folder given 
 a permission problem alike, and "database disk image is malformed" wherever a damaged page is
 read. These functions look at the file and the error and name the one fix that applies: a
 damaged file (or one that is not a database) points to ``bigmind recover``, which copies what
-is still readable into a new file (:mod:`bigmind.storage.recover`).
+is still readable into a new file (:mod:`bigmind.storage.sqlite_recover`).
 """
 
 from __future__ import annotations

@@ -41,19 +41,19 @@ from bigmind.models import (
     ts_ago,
 )
 from bigmind.storage import autoline
-from bigmind.storage.attempts import Attempts
-from bigmind.storage.chunks import Chunks
+from bigmind.storage.attempts_table import Attempts
+from bigmind.storage.chunks_table import Chunks
 from bigmind.storage.db import Backend, Tx
-from bigmind.storage.directory import Directory
-from bigmind.storage.fact_files import FactFiles
-from bigmind.storage.facts import Facts, fact_from_row
-from bigmind.storage.hypotheses import Hypotheses
-from bigmind.storage.knowledge import Knowledge
-from bigmind.storage.links import FactLinks
-from bigmind.storage.profile import Profiles
-from bigmind.storage.reminders import Reminders
-from bigmind.storage.sessions import TOPIC_MATCH, Sessions, session_from_row, topic_pattern
-from bigmind.storage.users import Users
+from bigmind.storage.directory_table import Directory
+from bigmind.storage.fact_files_table import FactFiles
+from bigmind.storage.facts_table import Facts, fact_from_row
+from bigmind.storage.hypotheses_table import Hypotheses
+from bigmind.storage.knowledge_table import Knowledge
+from bigmind.storage.links_table import FactLinks
+from bigmind.storage.profile_table import Profiles
+from bigmind.storage.reminders_table import Reminders
+from bigmind.storage.sessions_table import TOPIC_MATCH, Sessions, session_from_row, topic_pattern
+from bigmind.storage.users_table import Users
 
 # Re-exported for the modules that read them from here.
 __all__ = [

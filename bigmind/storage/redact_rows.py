@@ -1,7 +1,7 @@
 """Rewriting the free-text columns of every memory table with their secrets redacted.
 
 New text is redacted before it is written (``limits.stored_text``); this module serves what
-was written before that existed: ``bigmind scan-secrets`` (``memory/secrets.py``) and the
+was written before that existed: ``bigmind scan-secrets`` (``memory/secret_sweep.py``) and the
 migration ``0013_redact_stored_secrets``. It reads every user's rows, page by page in id order,
 and rewrites a row whose text changed: the full-text indexes follow (SQLite's triggers,
 PostgreSQL's generated ``tsv``), a fact's content hash is recomputed, and the row's vectors
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 from bigmind import redact
 from bigmind.models import content_hash
-from bigmind.storage.chunks import following_any
+from bigmind.storage.chunks_table import following_any
 from bigmind.storage.db import Params, Row, Tx
-from bigmind.storage.fact_files import file_name
+from bigmind.storage.fact_files_table import file_name
 from bigmind.storage.schema import entry, with_text
-from bigmind.storage.vectors import CONTEXT_TURNS, VectorTables
+from bigmind.storage.vector_tables import CONTEXT_TURNS, VectorTables
 
 Run = Callable[[str, Params], list[Row]]
 PAGE = 500

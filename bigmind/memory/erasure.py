@@ -43,19 +43,19 @@ from bigmind.memory import globalkb, mirror
 from bigmind.memory.quoting import quoted
 from bigmind.models import now_ts
 from bigmind.search.vectors import VectorStore
-from bigmind.storage import purge as purge_rows
-from bigmind.storage import schema, upkeep, usage
-from bigmind.storage.attempts import Attempts
+from bigmind.storage import purge_rows as purge_rows
+from bigmind.storage import schema, upkeep, usage_table
+from bigmind.storage.attempts_table import Attempts
 from bigmind.storage.db import Tx
-from bigmind.storage.fact_history import FactHistory
-from bigmind.storage.focus import FocusAnnouncements
-from bigmind.storage.hypotheses import Hypotheses
-from bigmind.storage.knowledge import Knowledge
-from bigmind.storage.people import People
-from bigmind.storage.reminders import Reminders
-from bigmind.storage.savings import Savings
+from bigmind.storage.fact_history_table import FactHistory
+from bigmind.storage.focus_table import FocusAnnouncements
+from bigmind.storage.hypotheses_table import Hypotheses
+from bigmind.storage.knowledge_table import Knowledge
+from bigmind.storage.people_table import People
+from bigmind.storage.reminders_table import Reminders
+from bigmind.storage.savings_table import Savings
 from bigmind.storage.store import Store
-from bigmind.storage.vectors import CONTEXT_TURNS, table
+from bigmind.storage.vector_tables import CONTEXT_TURNS, table
 
 KINDS = (
     "fact",
@@ -498,5 +498,5 @@ def _session(store: Store, tx: Tx, session_id: str, done: Forgotten) -> None:
 def _derived(tx: Tx, kind: str, ids: Sequence[object], owner: str | None, done: Forgotten) -> None:
     """A memory's vector and use counts (``owner`` None: a shared memory, everyone's counts)."""
     done.count("vectors", VectorStore.forget(tx, kind, ids))
-    done.count("use counts", usage.forget(tx, kind, ids, owner))
+    done.count("use counts", usage_table.forget(tx, kind, ids, owner))
     done.uses += [(kind, str(i)) for i in ids]

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from bigmind.storage.db import Backend, Row, Tx
+from bigmind.storage.redact_rows import forget_vectors
 from bigmind.storage.schema import entry, matched
-from bigmind.storage.secrets import forget_vectors
 from bigmind.storage.table import containing, containing_params
 
 CUT_MARK = "[purged]"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from bigmind.models import Record
 from bigmind.storage.db import Backend, Row, Tx
-from bigmind.storage.facts import active
+from bigmind.storage.facts_table import active
 from bigmind.storage.table import Table, like_literal, marks
 
 DDL = """

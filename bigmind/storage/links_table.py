@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bigmind.models import FACT_COLUMNS, Fact
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.facts import active, fact_from_row
+from bigmind.storage.facts_table import active, fact_from_row
 from bigmind.storage.table import Table, marks
 
 KINDS = ("conflict", "supersedes", "merged")

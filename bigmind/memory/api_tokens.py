@@ -17,9 +17,9 @@ from bigmind import limits
 from bigmind.errors import InvalidInput, NotFound
 from bigmind.limits import check_text, optional_stored
 from bigmind.models import TS_FORMAT, new_id, now_ts, ts_ago
+from bigmind.storage.api_tokens_table import TokenRow, Tokens
 from bigmind.storage.db import Backend
-from bigmind.storage.tokens import TokenRow, Tokens
-from bigmind.storage.users import Users
+from bigmind.storage.users_table import Users
 
 PREFIX = "bm_"
 MAX_DAYS = 3650

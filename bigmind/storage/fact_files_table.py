@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from bigmind.models import FACT_COLUMNS, Fact
 from bigmind.storage.db import Tx
-from bigmind.storage.facts import ACTIVE, fact_from_row, visible
+from bigmind.storage.facts_table import ACTIVE, fact_from_row, visible
 from bigmind.storage.schema import matched
 from bigmind.storage.table import ANYWHERE, Table, containing, containing_params, marks
 

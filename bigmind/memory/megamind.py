@@ -1,7 +1,7 @@
 """The MegaMind directory: everyone's card, and "who worked on X?".
 
 Answers come from two shared sources only: the directory tables
-(:mod:`bigmind.storage.directory`: per user, counts, dates and the topics their sessions were
+(:mod:`bigmind.storage.directory_table`: per user, counts, dates and the topics their sessions were
 tagged with) and approved company knowledge (Tier G, with who promoted each entry). Never from
 anyone's sessions, one-liners, summaries, facts or exchanges, so nothing private can surface,
 and the directory keeps working where PostgreSQL's row-level security hides those rows.
@@ -27,8 +27,8 @@ from bigmind.limits import check_limit, check_text
 from bigmind.models import now_ts
 from bigmind.search import keyword
 from bigmind.search.terms import TermMatcher, stem_prefix, terms_of
-from bigmind.storage.directory import CardRow
-from bigmind.storage.knowledge import GlobalEntry, Knowledge
+from bigmind.storage.directory_table import CardRow
+from bigmind.storage.knowledge_table import GlobalEntry, Knowledge
 from bigmind.storage.store import Store
 
 CARDS_MAX = 1_000  # cards a directory page lists

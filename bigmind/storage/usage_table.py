@@ -1,6 +1,6 @@
 """The memory_usage table: how often each memory other than a fact was of use, per user.
 
-Facts keep their count in their own row (:meth:`bigmind.storage.facts.Facts.add_uses`).
+Facts keep their count in their own row (:meth:`bigmind.storage.facts_table.Facts.add_uses`).
 """
 
 from __future__ import annotations

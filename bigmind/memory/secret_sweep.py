@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from bigmind.storage import upkeep
 from bigmind.storage.db import Backend
+from bigmind.storage.redact_rows import Page, sweep_page
 from bigmind.storage.schema import with_text
-from bigmind.storage.secrets import Page, sweep_page
 
 Progress = Callable[[int, int], None]
 

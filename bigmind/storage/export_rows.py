@@ -10,7 +10,7 @@ from typing import Any
 from bigmind.models import now_ts
 from bigmind.storage import schema
 from bigmind.storage.db import Row, Tx
-from bigmind.storage.facts import Facts
+from bigmind.storage.facts_table import Facts
 from bigmind.storage.pgpolicies import TAKEN
 from bigmind.storage.table import Table, marks
 
