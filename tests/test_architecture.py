@@ -148,11 +148,52 @@ def test_modules_stay_small() -> None:
 
 
 def test_subpackage_inits_are_thin() -> None:
+    """A docstring only (the service floor also names its modules: ``__all__``)."""
     for init in PACKAGE.rglob("__init__.py"):
         if init.parent == PACKAGE:
             continue
         code = [n for n in ast.parse(init.read_text()).body if not isinstance(n, ast.Expr)]
+        if init.parent.name == "service":
+            code = [n for n in code if not _names_all(n)]
         assert code == [], f"{init.relative_to(PACKAGE)} should hold a docstring only"
+
+
+def _names_all(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__all__"]
+
+
+SURFACES = ("bigmind.cli.", "bigmind.gateway.", "bigmind.mcp.", "bigmind.web.")
+
+
+def test_the_service_floor_names_every_module_it_offers() -> None:
+    """``bigmind.service.__all__`` lists the use-case modules: one added is one declared."""
+    import bigmind.service
+
+    offered = {p.stem for p in (PACKAGE / "service").glob("*.py")} - {"__init__"}
+    assert sorted(bigmind.service.__all__) == sorted(offered)
+
+
+def test_surfaces_enter_the_service_floor_by_its_declared_modules_only() -> None:
+    """What a surface takes from ``bigmind.service`` is one of ``__all__``'s modules, and from
+    such a module only public names (the floor's door; memory, search and storage stay shut:
+    lint-imports)."""
+    import bigmind.service
+
+    doors = {f"bigmind.service.{m}" for m in bigmind.service.__all__}
+    taken: set[str] = set()
+    for path in PACKAGE.rglob("*.py"):
+        if not _module_name(path).startswith(SURFACES):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "bigmind.service"
+            ):
+                for a in node.names:
+                    whole = f"{node.module}.{a.name}"
+                    taken.add(whole if whole in doors else f"{node.module}:{a.name}")
+    entered = {t.split(":")[0] for t in taken}
+    assert entered <= doors, entered - doors
+    assert not [t for t in taken if t.split(":")[-1].startswith("_")]
 
 
 def test_bigmind_help_imports_only_the_command_line() -> None:
