@@ -14,19 +14,31 @@ from bigmind.mcp.arguments import ReadableArguments
 from bigmind.mcp.instructions import server_instructions
 from bigmind.mcp.roots import ProjectFromRoots
 from bigmind.mcp.tools import (
-    activity,
-    admin,
-    compact,
-    company,
-    journal,
-    knowledge,
-    people,
-    profile,
-    sessions,
+    activity_tools,
+    admin_tools,
+    compact_tools,
+    company_tools,
+    journal_tools,
+    knowledge_tools,
+    people_tools,
+    profile_tools,
+    sessions_tools,
 )
-from bigmind.mcp.tools.base import Catalog
+from bigmind.mcp.tools.base import attach
 from bigmind.runtime import Runtime
 from bigmind.service import sessionlife
+
+# The full profile's tools, in the order tools/list shows them.
+FULL = (
+    sessions_tools,
+    knowledge_tools,
+    company_tools,
+    journal_tools,
+    activity_tools,
+    people_tools,
+    admin_tools,
+    profile_tools,
+)
 
 
 def build_server(
@@ -60,13 +72,11 @@ def build_server(
             f"{packet.text}\nAlways call memory_end_session() before this conversation ends."
         )
 
-    catalog = Catalog()
-    catalog.threads = threads
-    for module in (sessions, knowledge, company, journal, activity, people, admin, profile):
-        module.register(catalog, rt)
+    attach(mcp, rt)  # the runtime the tools are given (their parameter ``rt``)
     if settings.tools == "compact":
-        compact.register(mcp, catalog, rt)
+        compact_tools.catalog.serve(mcp, threads=threads)
     else:
-        catalog.serve(mcp)
+        for module in FULL:
+            module.catalog.serve(mcp, threads=threads)
     resources.register(mcp, rt)
     return mcp

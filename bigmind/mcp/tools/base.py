@@ -1,14 +1,17 @@
-"""What every tool module shares: the annotations, the error edge, the result shape."""
+"""What every tool module shares: the annotations, the catalog, the injected runtime, the
+error edge, the result shape."""
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any, ParamSpec, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, ParamSpec, TypeVar
+from weakref import WeakKeyDictionary
 
 from fastmcp import FastMCP
+from fastmcp.dependencies import Depends
 from fastmcp.exceptions import ToolError
+from fastmcp.server.dependencies import get_server
 from fastmcp.tools import FunctionTool, ToolResult
 from mcp.types import TextContent
 from mcp.types import Tool as MCPTool
@@ -16,6 +19,7 @@ from pydantic import Field
 
 from bigmind import limits, redact
 from bigmind.errors import BigMindError
+from bigmind.runtime import Runtime
 
 log = logging.getLogger("bigmind.mcp.tools")
 P = ParamSpec("P")
@@ -43,6 +47,19 @@ class LeanTool(FunctionTool):
     shown as its type alone (left out means null; null is still accepted). Without
     ``additionalProperties: false`` (29 characters a tool): an unknown argument is still refused,
     in one line naming the ones the tool takes (:mod:`bigmind.mcp.arguments`)."""
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        """The error edge, once for every tool: a BigMind error becomes a ToolError whose
+        message tells the agent what to do next (here, inside FastMCP's call: a middleware
+        would see it only once FastMCP has logged it as a crash, with its traceback, and masked
+        it), and the answer says what the call redacted before storing (never the secrets)."""
+        try:
+            with redact.collecting() as found:  # a contextvar: worker threads report here too
+                out = await super().run(arguments)
+        except BigMindError as exc:
+            log.info("%s refused: %s", self.name, exc)
+            raise ToolError(exc.message_for("tool")) from exc
+        return with_redactions(out, found) if found else out
 
     def to_mcp_tool(self, **overrides: Any) -> MCPTool:
         tool = super().to_mcp_tool(**overrides)
@@ -74,67 +91,62 @@ def _optional(prop: dict[str, Any]) -> dict[str, Any]:
 
 
 class Catalog:
-    """The tool functions the modules define, by name, before any is served: a profile serves
-    some of them (:meth:`serve`), and the compact profile's tools call them directly."""
+    """One module's tool functions by name, in definition order, before any is served: a
+    profile serves a catalog (:meth:`serve`), and the compact profile's tools call the
+    functions directly, passing the runtime."""
 
     def __init__(self) -> None:
-        self.fns: dict[str, Callable[..., Any]] = {}
-        self._options: dict[str, dict[str, Any]] = {}
-        self.served: set[str] = set()  # the names served so far
-        # Every tool in a worker thread (the HTTP gateway: many callers, database round trips
-        # that should not hold the event loop); else each tool's own choice.
-        self.threads = False
+        self._tools: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
 
     def tool(self, **options: Any) -> Callable[[Callable[P, R]], Callable[P, R]]:
+        """Add the function as a tool, with FastMCP's tool ``options``."""
+
         def add(fn: Callable[P, R]) -> Callable[P, R]:
-            self.fns[fn.__name__] = fn
-            self._options[fn.__name__] = options
+            self._tools[fn.__name__] = (fn, options)
             return fn
 
         return add
 
-    def __getitem__(self, name: str) -> Callable[..., ToolResult]:
-        return self.fns[name]
+    def include(self, other: Catalog, *names: str) -> None:
+        """Serve these tools of ``other`` too, as they are."""
+        for name in names:
+            self._tools[name] = other._tools[name]
 
-    def serve(self, mcp: FastMCP, names: Iterable[str] | None = None) -> None:
-        """Serve these tools (default all) on ``mcp``, in definition order."""
-        for name in self.fns if names is None else names:
-            options = self._options[name]
-            if self.threads:
+    def serve(self, mcp: FastMCP, *, threads: bool = False) -> None:
+        """Serve these tools on ``mcp``, in definition order; ``threads``: every tool in a
+        worker thread (the HTTP gateway: many callers, database round trips that should not
+        hold the event loop), else each tool's own choice."""
+        for fn, options in self._tools.values():
+            if threads:
                 options = {**options, "run_in_thread": True}
-            mcp.add_tool(LeanTool.from_function(self.fns[name], **options))
-            self.served.add(name)
+            mcp.add_tool(LeanTool.from_function(fn, **options))
 
 
-def edge(fn: Callable[P, R]) -> Callable[P, R]:
-    """Translate BigMind errors into ToolErrors whose message tells the agent what to do next,
-    and say what the call redacted before storing (the secrets themselves are never shown)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            with redact.collecting() as found:
-                out = fn(*args, **kwargs)
-        except BigMindError as exc:
-            log.info("%s refused: %s", fn.__name__, exc)
-            raise ToolError(exc.message_for("tool")) from exc
-        return cast(R, with_redactions(out, found)) if found else out
-
-    return wrapper
+_runtimes: WeakKeyDictionary[FastMCP, Runtime] = WeakKeyDictionary()
 
 
-def with_redactions(out: object, found: Mapping[str, int]) -> object:
+def attach(mcp: FastMCP, rt: Runtime) -> None:
+    """``rt`` is the runtime of the tools ``mcp`` serves (:data:`RUNTIME`)."""
+    _runtimes[mcp] = rt
+
+
+def _served_runtime() -> Runtime:
+    return _runtimes[get_server()]
+
+
+# A tool's last parameter, ``rt: Runtime = RUNTIME``: FastMCP injects the runtime of the server
+# serving the call (:func:`attach`), and leaves the parameter out of the tool's schema.
+RUNTIME: Runtime = Depends(_served_runtime)
+
+
+def with_redactions(out: ToolResult, found: Mapping[str, int]) -> ToolResult:
     """A tool's answer with one line naming what was redacted, and ``redacted`` (kind → count)
     in its structured content."""
     line = redact.describe(found)
-    if isinstance(out, str):
-        return f"{out}\n{line}"
-    if isinstance(out, ToolResult):
-        texts = [b.text for b in out.content if isinstance(b, TextContent)]
-        data = dict(out.structured_content or {})
-        data["redacted"] = dict(found)
-        return result("\n".join([*texts, line]), **data)
-    return out
+    texts = [b.text for b in out.content if isinstance(b, TextContent)]
+    data = dict(out.structured_content or {})
+    data["redacted"] = dict(found)
+    return result("\n".join([*texts, line]), **data)
 
 
 def result(text: str, **data: Any) -> ToolResult:
