@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bigmind.config import Settings
 from bigmind.runtime import Runtime
-from bigmind.web.server import profile_server
+from bigmind.web.profile_server import profile_server
 
 
 def pages(rt: Runtime) -> list[str]:

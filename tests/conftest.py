@@ -17,7 +17,7 @@ from bigmind.runtime import Runtime
 from bigmind.storage.connect import open_database
 from bigmind.storage.db import Backend
 from bigmind.storage.store import Store
-from bigmind.web.app import create_app
+from bigmind.web.profile_app import create_app
 
 # Session-scoped exported MiniLM (tests/model_fixture.py); PostgreSQL databases (pg_fixture.py).
 pytest_plugins = ["model_fixture", "pg_fixture"]

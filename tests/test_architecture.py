@@ -217,3 +217,13 @@ def test_bigmind_help_imports_only_the_command_line() -> None:
     assert ours <= {"bigmind", "bigmind.cli", "bigmind.cli.main", "bigmind.errors"}, ours
     heavy = {"fastmcp", "numpy", "apsw", "onnxruntime", "starlette", "psycopg", "pydantic"}
     assert heavy.isdisjoint(out), heavy & set(out)
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """A module's name says one thing: no two modules of the package (across floors) share a
+    base name, so ``facts_table`` is the table, ``service.facts`` the use case."""
+    names: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            names.setdefault(path.stem, []).append(str(path.relative_to(PACKAGE)))
+    assert {n: paths for n, paths in names.items() if len(paths) > 1} == {}

@@ -25,7 +25,7 @@ from bigmind.config import Settings
 from bigmind.memory import globalkb
 from bigmind.memory.users import set_role
 from bigmind.runtime import Runtime
-from bigmind.web.server import profile_server
+from bigmind.web.profile_server import profile_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():

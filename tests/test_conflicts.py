@@ -37,7 +37,7 @@ from bigmind.storage.connect import open_database
 from bigmind.storage.db import SQLiteBackend
 from bigmind.storage.migrations import MIGRATIONS, migrate
 from bigmind.storage.store import Store
-from bigmind.web.app import create_app
+from bigmind.web.profile_app import create_app
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ from gateway_world import running
 
 from bigmind.config import Settings
 from bigmind.runtime import Runtime
-from bigmind.web.server import profile_server
+from bigmind.web.profile_server import profile_server
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -24,7 +24,7 @@ from bigmind.storage import schema
 from bigmind.storage.db import Backend
 from bigmind.storage.migrations import migrate
 from bigmind.storage.store import Store
-from bigmind.web.app import create_app
+from bigmind.web.profile_app import create_app
 
 SECRET = "zygomorphic"  # in alice's private memory only: never in an answer
 

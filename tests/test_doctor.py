@@ -23,7 +23,7 @@ from bigmind.storage.db import Backend
 from bigmind.storage.migrations import SCHEMA_VERSION
 from bigmind.storage.pg import redact
 from bigmind.storage.store import Store
-from bigmind.web.server import profile_server
+from bigmind.web.profile_server import profile_server
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
 PG_CHECKS = [

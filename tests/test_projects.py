@@ -32,7 +32,7 @@ from bigmind.project import Project
 from bigmind.runtime import Runtime
 from bigmind.search.ranking import Recall
 from bigmind.storage.store import Store
-from bigmind.web.app import create_app
+from bigmind.web.profile_app import create_app
 
 pytestmark = pytest.mark.anyio
 

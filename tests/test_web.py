@@ -15,7 +15,7 @@ from bigmind.memory import globalkb
 from bigmind.memory.users import set_role
 from bigmind.runtime import Runtime
 from bigmind.storage.store import Store
-from bigmind.web.app import create_app
+from bigmind.web.profile_app import create_app
 
 BASE = "http://127.0.0.1:7700"
 PAGES = ["/", "/activity", "/topics", "/sessions", "/facts", "/hypotheses", "/people", "/global"]

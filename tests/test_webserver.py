@@ -22,7 +22,7 @@ from mcp_calls import BIGMIND, call, send, spawn_serve
 
 from bigmind.config import Settings
 from bigmind.runtime import Runtime
-from bigmind.web.server import probe, profile_server, start_in_background
+from bigmind.web.profile_server import probe, profile_server, start_in_background
 
 
 def get(url: str) -> tuple[int, str]:

@@ -67,7 +67,7 @@ def run_checks(project: Path, *, quick: bool = False) -> list[Check]:
 
 
 def check_profile_page(settings: Settings) -> Check:
-    from bigmind.web.server import port_status
+    from bigmind.web.profile_server import port_status
 
     fine, detail = port_status(settings)
     return Check("profile page", "ok" if fine else "warn", detail)

@@ -59,7 +59,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         rt = Runtime(settings, background=True, exit_process=leave)
         if settings.web:
             # The profile page starts beside the stdio loop and never delays or stops it.
-            from bigmind.web.server import start_in_background
+            from bigmind.web.profile_server import start_in_background
 
             threading.Thread(target=start_in_background, args=(rt,), daemon=True).start()
         try:

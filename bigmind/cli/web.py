@@ -17,7 +17,7 @@ def web_arguments(sp: argparse.ArgumentParser) -> None:
 def cmd_web(args: argparse.Namespace) -> int:
     """``bigmind web``: serve the profile page in the foreground until Ctrl-C."""
     from bigmind.runtime import Runtime
-    from bigmind.web.server import HEADLESS, claim_port, open_browser, uvicorn_server
+    from bigmind.web.profile_server import HEADLESS, claim_port, open_browser, uvicorn_server
 
     settings = load_settings()
     if args.port is not None:

@@ -56,9 +56,9 @@ from bigmind.mcp.metrics import ToolMetrics
 from bigmind.mcp.server import build_server
 from bigmind.runtime import Runtime
 from bigmind.web import ops, rest
-from bigmind.web.app import SECURITY_HEADERS, create_app, local_path, page_environment
 from bigmind.web.ops import Metrics, MetricsMiddleware
 from bigmind.web.origins import Origins
+from bigmind.web.profile_app import SECURITY_HEADERS, create_app, local_path, page_environment
 
 log = logging.getLogger(__name__)
 USER = "bigmind.user"  # scope key: the authenticated username

@@ -7,7 +7,7 @@ from fastmcp.tools import ToolResult
 from bigmind.errors import BackendUnavailable
 from bigmind.mcp.tools.base import READ_ONLY, RUNTIME, Catalog, result
 from bigmind.runtime import Runtime
-from bigmind.web.server import (
+from bigmind.web.profile_server import (
     HEADLESS,
     open_browser,
     probe,

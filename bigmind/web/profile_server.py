@@ -214,8 +214,8 @@ class ProfileServer:
 def uvicorn_server(rt: Runtime) -> uvicorn.Server:
     import uvicorn
 
-    from bigmind.web.app import create_app
     from bigmind.web.deadlines import uvicorn_options
+    from bigmind.web.profile_app import create_app
 
     config = uvicorn.Config(
         create_app(rt),
