@@ -3,7 +3,7 @@
     .venv/bin/python bench/reliability.py            # 8 servers × 500 writes, 30 kills, 200 fuzz
     .venv/bin/python bench/reliability.py --quick    # CI's sizes (what `bench/run.py --quick` runs)
 
-It runs tests/test_reliability.py and tests/test_fuzz_tools.py with larger sizes
+It runs tests/e2e/test_reliability.py and tests/mcp/test_fuzz_tools.py with larger sizes
 (``BIGMIND_SOAK_*``, ``BIGMIND_FUZZ_EXAMPLES``) on both backends, collects the figures each test
 writes to ``BIGMIND_RELIABILITY_REPORT`` and prints them as a table (``--json`` for a program).
 Exit status: pytest's (0 only when every guarantee held).
@@ -49,8 +49,8 @@ def run(sizes: dict[str, int], backend: str) -> tuple[int, list[dict[str, object
                 backend,
                 "-o",
                 "timeout=3600",
-                "tests/test_reliability.py",
-                "tests/test_fuzz_tools.py",
+                "tests/e2e/test_reliability.py",
+                "tests/mcp/test_fuzz_tools.py",
             ],
             cwd=ROOT,
             env=env,

@@ -7,7 +7,7 @@ on the web, an endpoint of the REST API), it goes in a hint for that surface: ``
 tool="Use memory_search_facts to find fact ids.", web="The Facts page lists yours.")``. Each
 surface shows :meth:`BigMindError.message_for` itself; ``str(exc)`` is the neutral message.
 
-The tree, with each error's exit code on the command line (``tests/test_error_wording.py``)::
+The tree, with each error's exit code on the command line (``tests/mcp/test_error_wording.py``)::
 
     BigMindError (1)
     ├── InvalidInput (2)          an argument out of range, malformed or too long

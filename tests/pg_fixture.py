@@ -57,7 +57,7 @@ def _make_app_role(url: str) -> None:
             conn.execute(
                 f"CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD '{APP_PASSWORD}'"
             )
-        # What tests/test_forget.py needs to look at the table files; nothing about rows.
+        # What tests/memory/test_forget.py needs to look at the table files; nothing about rows.
         conn.execute(f"GRANT pg_checkpoint, pg_read_all_settings TO {APP_ROLE}")
 
 

@@ -1,4 +1,4 @@
-"""Two users on one database for the privacy matrix (tests/test_privacy.py): alice's memory,
+"""Two users on one database for the privacy matrix (tests/storage/test_privacy.py): alice's memory,
 filled through the tools with marker words, bob's baseline, and alice's side before and after."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "bigmind"
 DATA_LAYER = PACKAGE / "storage"
 # The schema's history and the PostgreSQL copier handle every table by design.
 ALLOWED = {"migrations.py", "migratedb.py"}
-# Every table of the schema (the registry, storage/schema.py, which tests/test_schema.py holds
+# Every table of the schema (the registry, storage/schema.py, which tests/storage/test_schema.py holds
 # to both backends' schemas), its full-text indexes and the vector tables: a table a migration
 # adds is covered here by itself.
 TABLES = (

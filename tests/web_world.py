@@ -1,4 +1,4 @@
-"""A lived-in memory for the profile page's tests (tests/test_webdata.py and the web tests).
+"""A lived-in memory for the profile page's tests (tests/web/test_webdata.py and the web tests).
 
 Everything is written through the real store, journal, people, globalkb and savings functions,
 then moved back in time with a few UPDATE statements: ~120 sessions on 90 days over the last

@@ -64,7 +64,7 @@ class Step:
         return self.call.split("(", 1)[0]
 
 
-# The rules card's ritual (../shared/seeds/001_…), in its order; tests/test_instructions.py
+# The rules card's ritual (../shared/seeds/001_…), in its order; tests/mcp/test_instructions.py
 # checks that every tool the card's ritual names is here and in every text rendered from it.
 RITUAL: tuple[Step, ...] = (
     Step(

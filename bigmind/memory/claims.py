@@ -29,7 +29,7 @@ stay general (no topic lists):
 
 :func:`judge` combines these with the cosine similarity into one :class:`Verdict`;
 ``bigmind.memory.dedup`` acts on it (docs/contradictions.md). It was developed on real
-changelog pairs (bench/data/curation-dev, bench/curation.py); ``tests/test_fact_pairs.py``
+changelog pairs (bench/data/curation-dev, bench/curation.py); ``tests/memory/test_fact_pairs.py``
 holds it to written pairs.
 """
 

@@ -7,7 +7,7 @@ downloaded into ``.<name>.download/`` beside the target, as ``*.part`` files fir
 interrupted download resumes with an HTTP Range request (a server that ignores Range sends
 the whole file, which then replaces the part). The model is installed only if it reproduces
 the reference embeddings shipped in the package (``reference_embeddings.json``, made from the
-exported model, see tests/test_modelfetch.py) within 1e-3; anything else — another model, a
+exported model, see tests/search/test_modelfetch.py) within 1e-3; anything else — another model, a
 truncated or flipped file — is refused and deleted. The int8 model is then made here from the
 download (``modelquant.py``) when ``onnx`` is installed; without it only the float model is
 installed (the server runs it, and says how to get the faster one). The standard library's

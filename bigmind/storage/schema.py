@@ -7,7 +7,7 @@ it: scan-secrets and the redactor (:mod:`~bigmind.storage.redact_rows`), the pol
 (:mod:`~bigmind.storage.pgpolicies`), the copier (:mod:`~bigmind.storage.migratedb`), export
 and import (:mod:`~bigmind.storage.export_rows`, ``memory/transfer.py``), forget and purge
 (:mod:`~bigmind.storage.purge_rows`, ``memory/erasure.py``, ``memory/purge.py``) and the salvage
-(:mod:`~bigmind.storage.sqlite_recover`). ``tests/test_schema.py`` holds it to both backends' live
+(:mod:`~bigmind.storage.sqlite_recover`). ``tests/storage/test_schema.py`` holds it to both backends' live
 schemas: a table without an entry, or an entry naming a column the table lacks, fails there.
 
 Text columns come in three kinds, and every text-typed column of a table is in exactly one:

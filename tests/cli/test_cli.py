@@ -14,7 +14,7 @@ from model_fixture import EXPORT_TIMEOUT_S, export_of_this_run, run_export
 from bigmind import __version__
 from bigmind.cli.main import COMMANDS, main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BIGMIND = Path(sys.executable).parent / "bigmind"
 
 

@@ -25,7 +25,7 @@ from bigmind.config import Settings
 from bigmind.runtime import Runtime
 from bigmind.web import ops
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
 PORT = 8700
 _VAR = re.compile(r"\$\{(\w+)(?::([?-])([^}]*))?\}")

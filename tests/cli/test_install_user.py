@@ -14,7 +14,7 @@ from bigmind.cli import clients, edits
 from bigmind.cli.install import SKIPPED, UNCHANGED, apply, bigmind_checkout, plan
 from bigmind.errors import InvalidInput
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # ~/.claude.json as Claude Code keeps it (JSON.stringify, two spaces): all its state, ours a
 # single member among it.

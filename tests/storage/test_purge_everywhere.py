@@ -99,7 +99,7 @@ def holding(db: Backend, columns: dict[str, list[str]], word: str) -> list[str]:
 
 def test_every_text_column_is_sorted(backend: Backend) -> None:
     """Each text column of the schema is in exactly one of its registry entry's three kinds
-    (tests/test_schema.py holds the entries to the schema, and checks that a purge deals with
+    (tests/storage/test_schema.py holds the entries to the schema, and checks that a purge deals with
     each table it matches one way)."""
     for table, cols in text_columns(backend).items():
         t = schema.entry(table)

@@ -40,7 +40,7 @@ from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright  
 # The data layer runs on both backends elsewhere.
 pytestmark = [pytest.mark.sqlite_only, pytest.mark.browser]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # CI sets SCREENSHOT_DIR (.ci/run) so the screenshots survive as test artifacts.
 ARTIFACTS = Path(os.environ.get("SCREENSHOT_DIR") or ROOT / ".artifacts" / "screenshots")
 ARTIFACTS = ARTIFACTS.resolve()

@@ -16,7 +16,7 @@ from mcp_calls import BIGMIND, send, spawn_serve
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _params(db: Path, *args: str, command: str | None = None) -> StdioServerParameters:

@@ -35,7 +35,7 @@ from bigmind.storage.store import Store
 pytestmark = pytest.mark.timeout(120)
 RUNTIME_ROLE = "bigmind_runtime"
 RUNTIME_PASSWORD = "bigmind-runtime-test"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "privacy-postgres.md"
 Conn = psycopg.Connection[Any]
 

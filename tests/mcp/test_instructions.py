@@ -21,7 +21,7 @@ from bigmind.tokencount import count_tokens
 
 pytestmark = pytest.mark.anyio
 
-CARD = Path(__file__).parent / "fixtures" / "rules_card.txt"  # a copy of shared/seeds/001_…
+CARD = Path(__file__).parents[1] / "fixtures" / "rules_card.txt"  # a copy of shared/seeds/001_…
 SERVER_INSTRUCTIONS_CAP = 400  # tokens: the server instructions cost context every connection
 
 

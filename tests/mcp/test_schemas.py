@@ -7,7 +7,7 @@
 - A fact stored without a session_id belongs to the open session, as an exchange does.
 - tools/list is pinned by a snapshot per profile (tests/fixtures/tools_list*.json): names, arguments and
   descriptions; any drift shows as a diff. After a deliberate change, rewrite it with
-  ``UPDATE_SNAPSHOT=1 pytest tests/test_schemas.py``.
+  ``UPDATE_SNAPSHOT=1 pytest tests/mcp/test_schemas.py``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from bigmind.runtime import Runtime
 from bigmind.storage.store import Store
 
 pytestmark = pytest.mark.anyio
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 SNAPSHOTS = {"full": FIXTURES / "tools_list.json", "compact": FIXTURES / "tools_list_compact.json"}
 
 
@@ -124,5 +124,5 @@ async def test_tools_list_matches_its_snapshot(
         snapshot.write_text(text, encoding="utf-8")
     assert text == snapshot.read_text(encoding="utf-8"), (
         "tools/list changed: review the diff, then rewrite the snapshot with "
-        "UPDATE_SNAPSHOT=1 pytest tests/test_schemas.py"
+        "UPDATE_SNAPSHOT=1 pytest tests/mcp/test_schemas.py"
     )

@@ -1,5 +1,5 @@
 """MCP resources: the packet, a session and a fact, listed and read like the tools that show
-them, scoped to the configured user (reading writes nothing: tests/test_reads_never_write.py)."""
+them, scoped to the configured user (reading writes nothing: tests/storage/test_reads_never_write.py)."""
 
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ from bigmind.storage.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
-REPO = Path(__file__).resolve().parents[1]
-WRITER = Path(__file__).parent / "fixtures" / "concurrent_writer.py"
+REPO = Path(__file__).resolve().parents[2]
+WRITER = Path(__file__).parents[1] / "fixtures" / "concurrent_writer.py"
 WORKERS = 4
 PER_WORKER = 200
 FAILURE_MARKERS = ("database is locked", "BusyError", "BackendUnavailable", "Traceback")

@@ -18,7 +18,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [
     pytest.mark.skipif(
         os.name == "nt" or shutil.which("bash") is None, reason="install_proc.sh needs bash"

@@ -32,7 +32,7 @@ from bigmind.storage.migrations import (
 )
 from bigmind.storage.store import Store
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 LEGACY_VERSIONS = (1, 2, 3)
 
 PPLATE = "b7e2c1d0-5a3f-4e8b-9c6d-2f1a0e9b8c7d"

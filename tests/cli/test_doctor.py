@@ -475,7 +475,7 @@ def test_client_files_absent_then_installed(
 def test_in_bigmind_s_own_clone_the_fix_names_no_project(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    clone = Path(__file__).resolve().parent.parent  # install refuses to wire this folder
+    clone = Path(__file__).resolve().parents[2]  # install refuses to wire this folder
     _, checks = doctor(capsys, clone, "--quick")
     assert "--project DIR" in checks["clients"]["detail"]
     assert f"--project {clone}`" not in checks["clients"]["detail"]

@@ -270,7 +270,7 @@ def test_a_client_killed_mid_call_loses_nothing_it_was_told_was_saved(gateway: R
     import sys
     from pathlib import Path
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER, gateway.url, gateway.token("erin")],
         stdout=subprocess.PIPE,

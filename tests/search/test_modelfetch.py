@@ -84,7 +84,7 @@ def write_reference(embedder: OnnxEmbedder, path: Path) -> None:
         "model_id": embedder.model_id,
         "dim": embedder.dim,
         "max_seq_length": embedder.max_seq_length,
-        "made_by": "REGENERATE_REFERENCE=1 pytest tests/test_modelfetch.py -k reference",
+        "made_by": "REGENERATE_REFERENCE=1 pytest tests/search/test_modelfetch.py -k reference",
         "sentences": SENTENCES,
     }
     rows = ",\n".join("  " + json.dumps([round(float(x), 6) for x in v]) for v in vectors)
@@ -108,7 +108,7 @@ def test_the_reference_is_shipped_inside_the_package() -> None:
     from importlib import resources
 
     assert resources.files("bigmind.search").joinpath(REFERENCE_FILE).is_file()
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     wheel = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
     # hatchling puts every file under the package in the wheel unless excluded or git-ignored.
     assert wheel["targets"]["wheel"] == {"packages": ["bigmind"]} and "exclude" not in wheel

@@ -30,7 +30,7 @@ from bigmind.storage.store import Store
 from bigmind.web import rest
 
 pytestmark = pytest.mark.anyio
-PACKAGE = Path(__file__).resolve().parent.parent / "bigmind"
+PACKAGE = Path(__file__).resolve().parents[2] / "bigmind"
 REPORTED = "Redacted before storing:"
 
 
