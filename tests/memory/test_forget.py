@@ -423,7 +423,7 @@ def test_postgresql_rewrites_the_tables_a_forget_touched(
 ) -> None:
     """VACUUM FULL ran (a table's file is new); a table past REWRITE_MAX_ROWS gets a plain
     VACUUM instead, and the answer says so."""
-    from bigmind.memory import forget
+    from bigmind.memory import erasure
     from bigmind.storage import pg
     from bigmind.storage.connect import connect_pg
     from bigmind.storage.store import Store
@@ -438,12 +438,12 @@ def test_postgresql_rewrites_the_tables_a_forget_touched(
             return int(db.query("SELECT pg_relation_filenode('facts') AS n")[0]["n"])
 
         before = filenode()
-        done = forget.forget(store, [forget.resolve(store, "fact", a.id)])
+        done = erasure.forget(store, [erasure.resolve(store, "fact", a.id)])
         assert done.scrub.startswith("VACUUM FULL fact_files, fact_history, fact_links, facts;")
         assert filenode() != before
         monkeypatch.setattr(pg, "REWRITE_MAX_ROWS", -2)  # every table counts as big
         before = filenode()
-        done = forget.forget(store, [forget.resolve(store, "fact", b.id)])
+        done = erasure.forget(store, [erasure.resolve(store, "fact", b.id)])
         assert "facts (~" in done.scrub and "run VACUUM FULL later" in done.scrub
         assert filenode() == before and store.facts.get(b.id) is None
     finally:
