@@ -9,10 +9,11 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
@@ -136,13 +137,25 @@ def new_sid() -> str:
     return str(uuid.uuid4())
 
 
+@dataclass(frozen=True)
+class Seed:
+    """The ids of a world already written to a database, for the copies of that database."""
+
+    a: Alice
+    bob_session: str
+    bob_fact: int
+    bob_chunk: int
+
+
 @asynccontextmanager
 async def open_world(
-    settings_for: Settings_for, tmp: Path, model: Path | None = None
+    settings_for: Settings_for, tmp: Path, model: Path | None = None, seed: Seed | None = None
 ) -> AsyncIterator[World]:
     """Alice's and bob's servers (team mode) on one database; bob's session opens first (so a
     diff since it would cover all of alice's writes), then alice fills her memory. With a
-    ``model``, both embed in the background as the real server does."""
+    ``model``, both embed in the background as the real server does. With a ``seed``, the
+    database is a copy of one already filled so (see :func:`fill_seed`): the servers start on
+    it and nothing is written."""
     exits: list[int] = []
     exited = threading.Event()
 
@@ -156,15 +169,36 @@ async def open_world(
     a_rt = Runtime(s_a, exit_process=fake_exit, background=model is not None)
     b_rt = Runtime(s_b, exit_process=fake_exit, background=model is not None)
     try:
-        set_role(a_rt.store.db, "alice", "admin")  # `bigmind user set-role`; bob is a member
+        if seed is None:
+            set_role(a_rt.store.db, "alice", "admin")  # `bigmind user set-role`; bob is a member
         async with Client(build_server(s_a, a_rt)) as alice, Client(build_server(s_b, b_rt)) as bob:
             w = World(alice, bob, a_rt, b_rt, tmp, exits, exited)
-            await _bob_baseline(w)
-            await _fill_alice(w)
+            if seed is None:
+                await _bob_baseline(w)
+                await _fill_alice(w)
+            else:
+                w.a = replace(seed.a)
+                w.bob_session, w.bob_fact, w.bob_chunk = (
+                    seed.bob_session,
+                    seed.bob_fact,
+                    seed.bob_chunk,
+                )
             yield w
     finally:
         a_rt.close()
         b_rt.close()
+
+
+def fill_seed(settings_for: Settings_for, tmp: Path) -> Seed:
+    """Fill the database of ``settings_for`` as :func:`open_world` does, once, for copies:
+    the ~40 tool calls are most of a privacy test's time, a copy of the file or of the
+    PostgreSQL database a fraction of it. Returns the ids every copy shares."""
+
+    async def fill() -> Seed:
+        async with open_world(settings_for, tmp) as w:
+            return Seed(replace(w.a), w.bob_session, w.bob_fact, w.bob_chunk)
+
+    return anyio.run(fill)
 
 
 def embedded(w: World) -> None:

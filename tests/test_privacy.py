@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,15 +33,18 @@ from privacy_world import (
     SHARED,
     SHARED_FILE,
     UNKNOWN_INT,
+    Seed,
     Settings_for,
     World,
     alice_snapshot,
     assert_alice_intact,
     embedded,
+    fill_seed,
     new_sid,
     open_world,
 )
 
+from bigmind.config import Settings
 from bigmind.models import now_ts
 
 pytestmark = pytest.mark.anyio
@@ -599,9 +603,63 @@ async def _restart_server(w: World) -> None:
 
 
 # -- the tests ---------------------------------------------------------------------------------------
+# The world is written once per backend (and xdist worker) through the tools, and each test
+# gets a copy of that database with its own two servers on it: bob's cases then meet the same
+# rows as if the world had been written for them, at a fraction of the cost.
+@pytest.fixture(scope="session")
+def sqlite_privacy_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Seed]:
+    """A SQLite file holding the world, and its ids."""
+    folder = tmp_path_factory.mktemp("privacy-world")
+    path = folder / "data" / "memory.db"
+    seed = fill_seed(lambda user: Settings(db_path=path, user=user), folder)
+    return path, seed
+
+
+@pytest.fixture(scope="session")
+def pg_privacy_world(
+    pg_server_url: str, pg_template: str, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Seed]:
+    """A PostgreSQL database holding the world (``pg_url`` copies it), and its ids."""
+    from pg_fixture import app_database, make_database  # a plugin: imported once pytest has it
+
+    folder = tmp_path_factory.mktemp("pg-privacy-world")
+    name = make_database(pg_server_url, pg_template)
+    url = app_database(pg_server_url, name)
+    seed = fill_seed(
+        lambda user: Settings(db_path=folder / "unused.db", db_url=url, user=user), folder
+    )
+    return name, seed
+
+
 @pytest.fixture
-async def world(settings_for: Settings_for, tmp_path: Path) -> AsyncIterator[World]:
-    async with open_world(settings_for, tmp_path) as w:
+def copies_the_privacy_world() -> None:
+    """Asks ``pg_url`` for a copy of ``pg_privacy_world`` rather than an empty database."""
+
+
+@pytest.fixture
+def seed(
+    copies_the_privacy_world: None,
+    settings_for: Settings_for,
+    db_kind: str,
+    request: pytest.FixtureRequest,
+) -> Seed:
+    """The world's ids; its database is already the test's (PostgreSQL: ``pg_url`` copied
+    it) or is copied here (SQLite: the file, before any server opens it)."""
+    if db_kind == "postgresql":
+        seeded: tuple[str, Seed] = request.getfixturevalue("pg_privacy_world")
+        return seeded[1]
+    source, ids = request.getfixturevalue("sqlite_privacy_world")
+    target = settings_for("alice").db_path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal"):  # the servers closed it: the WAL, if any, is whole
+        if Path(f"{source}{suffix}").exists():
+            shutil.copyfile(f"{source}{suffix}", f"{target}{suffix}")
+    return ids
+
+
+@pytest.fixture
+async def world(settings_for: Settings_for, tmp_path: Path, seed: Seed) -> AsyncIterator[World]:
+    async with open_world(settings_for, tmp_path, seed=seed) as w:
         yield w
 
 
