@@ -52,17 +52,46 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("db_kind", kinds)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist's ``load`` scheduling (``-n``), hand tests out one at a time in the
+    order below rather than in chunks, so that the long ones start first on every worker and
+    no worker is left running one at the end while the others wait (an explicit
+    ``--maxschedchunk`` wins)."""
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
+        config.option.maxschedchunk = 1
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--backend sqlite``: deselect the tests that need a PostgreSQL server."""
-    if "postgresql" in selected_backends(config):
-        return
-    keep, drop = [], []
-    for item in items:
-        needs_pg = PG_FIXTURES & set(getattr(item, "fixturenames", ()))
-        (drop if needs_pg else keep).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    """``--backend sqlite``: deselect the tests that need a PostgreSQL server. Then the
+    longest tests first (see :func:`start_order`)."""
+    if "postgresql" not in selected_backends(config):
+        keep, drop = [], []
+        for item in items:
+            needs_pg = PG_FIXTURES & set(getattr(item, "fixturenames", ()))
+            (drop if needs_pg else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+    default_timeout = float(config.getini("timeout") or 0)
+    items.sort(key=lambda item: start_order(item, default_timeout))  # stable: files stay whole
+
+
+# The lanes that start processes, real clients or a browser: seconds per test, not milliseconds.
+LONG_LANES = ("e2e", "slow", "browser")
+
+
+def start_order(item: pytest.Item, default_timeout: float) -> tuple[int, float]:
+    """When a test should start: first those that declare a longer timeout than the default
+    (the longest first: a venv and a pip install, the reliability soak, five server runs
+    with the model…), then the other tests of the long lanes, then the fast ones. Parallel
+    workers take tests in this order, so the run ends on short tests, whatever the machine."""
+    marker = item.get_closest_marker("timeout")
+    declared = float(marker.args[0]) if marker and marker.args else 0.0
+    if declared > default_timeout:
+        return (0, -declared)
+    if any(item.get_closest_marker(lane) for lane in LONG_LANES):
+        return (1, 0.0)
+    return (2, 0.0)
 
 
 @pytest.fixture(autouse=True)
