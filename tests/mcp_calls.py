@@ -112,17 +112,19 @@ def send(proc: subprocess.Popen[str], *calls: tuple[str, dict[str, Any]]) -> Non
 
 
 def run_hook(
-    *args: str, event: dict[str, object] | None = None
+    *args: str, event: dict[str, object] | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``bigmind <args> --hook`` as Claude Code runs it (the event on stdin; the exit code,
-    stdout and stderr it reads), in this process: the hook's own code without a process's
-    start. Its watchdog's deadline is lifted, so that a busy machine cannot fire it;
-    tests/test_hooks.py runs the real executable to see the watchdog fire."""
+    stdout and stderr it reads; the environment ``env`` if given, else the test's), in this
+    process: the hook's own code without a process's start. Its watchdog's deadline is
+    lifted, so that a busy machine cannot fire it; tests/test_hooks.py runs the real
+    executable to see the watchdog fire."""
     from bigmind.cli import hooks
     from bigmind.cli.main import main
 
     stdin, out, err = io.StringIO(json.dumps(event or {})), io.StringIO(), io.StringIO()
     with (
+        patch.dict(os.environ, env or {}, clear=env is not None),
         patch.object(hooks, "HOOK_DEADLINE_S", IN_PROCESS_HOOK_DEADLINE_S),
         patch.object(sys, "stdin", stdin),
         redirect_stdout(out),
