@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -227,14 +228,39 @@ def copies_the_web_world() -> None:
 
 @pytest.fixture
 def world(
-    copies_the_web_world: None, runtime: Runtime, db_kind: str, request: pytest.FixtureRequest
+    copies_the_web_world: None,
+    runtime: Runtime,
+    settings: Settings,
+    db_kind: str,
+    request: pytest.FixtureRequest,
 ) -> WebWorld:
     """A memory with something on every profile page. On PostgreSQL the test's database is
-    already a copy of ``pg_world`` (see ``pg_url``), so only the ids are handed back."""
+    already a copy of ``pg_world`` (see ``pg_url``), so only the ids are handed back; on
+    SQLite the file is a copy of ``sqlite_world``'s, unless the test opened its database
+    before (then the world is written into it)."""
     if db_kind == "postgresql":
         seeded: tuple[str, WebWorld] = request.getfixturevalue("pg_world")
         return seeded[1]
-    return seed_world(runtime.store)
+    if Path(settings.db_path).exists():
+        return seed_world(runtime.store)
+    source, ids = request.getfixturevalue("sqlite_world")
+    settings.db_path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, settings.db_path)  # closed: no WAL beside it
+    return ids
+
+
+@pytest.fixture(scope="session")
+def sqlite_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, WebWorld]:
+    """A SQLite file holding ``seed_world``'s memory, made once per worker (~500 writes) and
+    copied by each test that asks for ``world``. Returns its path and the world's ids."""
+    path = tmp_path_factory.mktemp("sqlite-world") / "memory.db"
+    rt = Runtime(Settings(db_path=path, db_url=None, user="alice"))
+    try:
+        seeded = seed_world(rt.store)
+    finally:
+        rt.close()
+    assert not Path(f"{path}-wal").exists()  # checkpointed on close: the file is whole
+    return path, seeded
 
 
 @pytest.fixture(scope="session")
