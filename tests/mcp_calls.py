@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
 
 import pytest
 from fastmcp import Client
@@ -19,9 +16,6 @@ from fastmcp.exceptions import ToolError
 from bigmind.config import Settings
 
 BIGMIND = Path(sys.executable).parent / "bigmind"
-# A hook's watchdog in this process: above any test's timeout (pytest-timeout ends a hung test
-# first, with its traceback, rather than the watchdog's os._exit ending the test run).
-IN_PROCESS_HOOK_DEADLINE_S = 3600.0
 Cli = Client  # type: ignore[type-arg]
 
 
@@ -109,26 +103,3 @@ def send(proc: subprocess.Popen[str], *calls: tuple[str, dict[str, Any]]) -> Non
     for m in msgs:
         proc.stdin.write(json.dumps(m) + "\n")
     proc.stdin.flush()
-
-
-def run_hook(
-    *args: str, event: dict[str, object] | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``bigmind <args> --hook`` as Claude Code runs it (the event on stdin; the exit code,
-    stdout and stderr it reads; the environment ``env`` if given, else the test's), in this
-    process: the hook's own code without a process's start. Its watchdog's deadline is
-    lifted, so that a busy machine cannot fire it; tests/test_hooks.py runs the real
-    executable to see the watchdog fire."""
-    from bigmind.cli import hooks
-    from bigmind.cli.main import main
-
-    stdin, out, err = io.StringIO(json.dumps(event or {})), io.StringIO(), io.StringIO()
-    with (
-        patch.dict(os.environ, env or {}, clear=env is not None),
-        patch.object(hooks, "HOOK_DEADLINE_S", IN_PROCESS_HOOK_DEADLINE_S),
-        patch.object(sys, "stdin", stdin),
-        redirect_stdout(out),
-        redirect_stderr(err),
-    ):
-        code = main([*args, "--hook"])
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())

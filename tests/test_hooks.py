@@ -12,7 +12,8 @@ from pathlib import Path
 
 import apsw
 import pytest
-from mcp_calls import BIGMIND, run_hook
+from cli_run import run_hook
+from mcp_calls import BIGMIND
 
 from bigmind.cli.hooks import FENCE_OPEN, HOOK_DEADLINE_S, auto_one_liner, first_prompt
 from bigmind.cli.main import main

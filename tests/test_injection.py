@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_hook
 from fastmcp import Client
-from mcp_calls import Cli, call, run_hook, serve_env
+from mcp_calls import Cli, call, serve_env
 
 from bigmind.cli.hooks import FENCE_CLOSE, FENCE_OPEN
 from bigmind.config import Settings

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_calls import Cli, call, run_hook
+from cli_run import run_hook
+from mcp_calls import Cli, call
 from rest_client import api_as
 from secret_corpus import Fakes, database_text, seed_raw
 
