@@ -12,7 +12,8 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from contextlib import chdir, contextmanager, redirect_stderr, redirect_stdout
+from pathlib import Path
 from unittest.mock import patch
 
 # A hook's watchdog in this process: above any test's timeout (pytest-timeout ends a hung test
@@ -36,15 +37,20 @@ def _stderr_logging() -> Iterator[None]:
 
 
 def run_cli(
-    *args: str, env: dict[str, str] | None = None, stdin: str = "", **more: str
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdin: str = "",
+    cwd: Path | None = None,
+    **more: str,
 ) -> subprocess.CompletedProcess[str]:
     """``bigmind <args>`` in this process. The environment is the test's with ``more`` set,
-    or exactly ``env`` with ``more`` set; stdin reads ``stdin``."""
+    or exactly ``env`` with ``more`` set; stdin reads ``stdin``; run in ``cwd`` if given."""
     from bigmind.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     environ = (dict(os.environ) if env is None else dict(env)) | more
     with (
+        chdir(cwd or os.getcwd()),
         patch.dict(os.environ, environ, clear=True),
         patch.object(sys, "stdin", io.StringIO(stdin)),
         redirect_stdout(out),
