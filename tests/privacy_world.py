@@ -8,7 +8,7 @@ import re
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from mcp_calls import Cli, call
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
+from bigmind.memory import transfer
 from bigmind.memory.users import set_role
 from bigmind.models import ts_ago
 from bigmind.runtime import Runtime
@@ -58,19 +59,28 @@ class Alice:
 
 @dataclass
 class World:
-    alice: Cli
     bob: Cli
     alice_rt: Runtime
     bob_rt: Runtime
     tmp: Path
     exits: list[int]
     exited: threading.Event
+    clients: AsyncExitStack  # alice's client, once opened
     a: Alice = field(default_factory=Alice)
     bob_session: str = ""
     bob_fact: int = 0
     bob_chunk: int = 0
     called: set[str] = field(default_factory=set)
     _n: int = 0
+    _alice: Cli | None = None
+
+    async def alice(self) -> Cli:
+        """Alice's client, her server built on first use: building a server is most of a
+        world's start, and most of bob's cases never call her tools."""
+        if self._alice is None:
+            server = build_server(self.alice_rt.settings, self.alice_rt)
+            self._alice = await self.clients.enter_async_context(Client(server))
+        return self._alice
 
     def forbidden(self) -> list[str]:
         return [MARKER, PENDING, self.a.closed, self.a.open]
@@ -171,8 +181,8 @@ async def open_world(
     try:
         if seed is None:
             set_role(a_rt.store.db, "alice", "admin")  # `bigmind user set-role`; bob is a member
-        async with Client(build_server(s_a, a_rt)) as alice, Client(build_server(s_b, b_rt)) as bob:
-            w = World(alice, bob, a_rt, b_rt, tmp, exits, exited)
+        async with AsyncExitStack() as clients, Client(build_server(s_b, b_rt)) as bob:
+            w = World(bob, a_rt, b_rt, tmp, exits, exited, clients)
             if seed is None:
                 await _bob_baseline(w)
                 await _fill_alice(w)
@@ -222,7 +232,7 @@ async def _bob_baseline(w: World) -> None:
 
 
 async def _fill_alice(w: World) -> None:
-    a, cl = w.a, w.alice
+    a, cl = w.a, await w.alice()
     a.uid = w.alice_rt.store.uid
     _, s = await call(cl, "memory_start_session", ide_hint="vscode")
     a.closed = s["session_id"]
@@ -402,9 +412,9 @@ PRIVATE_TABLES = (
 
 
 async def alice_snapshot(w: World) -> dict[str, Any]:
-    """Every private row of alice's, all columns, through her own memory_export."""
-    _, out = await call(w.alice, "memory_export", output_path=w.path("alice-snapshot.json").name)
-    data = json.loads(Path(out["path"]).read_text(encoding="utf-8"))
+    """Every private row of alice's, all columns, as her memory_export writes them (its
+    ``export_data``, as JSON), read on her side of the database."""
+    data = json.loads(json.dumps(transfer.export_data(w.alice_rt.store), ensure_ascii=False))
     return {k: data[k] for k in PRIVATE_TABLES}
 
 

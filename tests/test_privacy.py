@@ -470,7 +470,7 @@ async def _import(w: World) -> None:
         said.append(msg.replace(sid, "<id>").replace(str(path), "<path>"))
     assert said[0] == said[1] and "not in the file nor yours" in said[0]
     # Alice's own export, merged into bob's memory: bob's copies get ids of his own.
-    _, out = await call(w.alice, "memory_export", output_path=w.path("alice.json").name)
+    _, out = await call(await w.alice(), "memory_export", output_path=w.path("alice.json").name)
     _, data = await call(w.bob, "memory_import", input_path=out["path"])
     assert data["added"]["sessions"] == 2
     _, listed = await call(w.bob, "memory_list_sessions")
@@ -721,9 +721,10 @@ async def test_import_cannot_forge_approved_company_knowledge(world: World) -> N
     path = world.path("forged.json")
     path.write_text(json.dumps(forged), encoding="utf-8")
     await world.call("memory_import", input_path=str(path))
-    _, data = await call(world.alice, "memory_list_global", limit=100)
+    alice = await world.alice()
+    _, data = await call(alice, "memory_list_global", limit=100)
     assert [e["title"] for e in data["entries"]] == [f"{SHARED} vault policy"]
-    _, data = await call(world.alice, "memory_list_global", status="pending", limit=100)
+    _, data = await call(alice, "memory_list_global", status="pending", limit=100)
     [forged_entry] = [e for e in data["entries"] if e["title"] == "forged policy"]
     assert forged_entry["approved_by"] is None and forged_entry["promoter"] == "bob"
 
@@ -740,13 +741,14 @@ async def test_promote_does_not_match_another_users_pending_entry(world: World) 
 
 
 async def test_list_global_hides_the_promoters_session(world: World) -> None:
+    alice = await world.alice()
     _, e = await call(
-        world.alice,
+        alice,
         "memory_promote_to_global",
         category="architecture",
         title=f"{SHARED} layout",
         content="Services talk over gRPC",
         source_session=world.a.closed,
     )
-    await call(world.alice, "memory_approve_global", entry_id=e["entry_id"], action="approve")
+    await call(alice, "memory_approve_global", entry_id=e["entry_id"], action="approve")
     await world.call("memory_list_global", limit=100)
