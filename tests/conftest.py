@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -52,17 +53,46 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("db_kind", kinds)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist's ``load`` scheduling (``-n``), hand tests out one at a time in the
+    order below rather than in chunks, so that the long ones start first on every worker and
+    no worker is left running one at the end while the others wait (an explicit
+    ``--maxschedchunk`` wins)."""
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
+        config.option.maxschedchunk = 1
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--backend sqlite``: deselect the tests that need a PostgreSQL server."""
-    if "postgresql" in selected_backends(config):
-        return
-    keep, drop = [], []
-    for item in items:
-        needs_pg = PG_FIXTURES & set(getattr(item, "fixturenames", ()))
-        (drop if needs_pg else keep).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    """``--backend sqlite``: deselect the tests that need a PostgreSQL server. Then the
+    longest tests first (see :func:`start_order`)."""
+    if "postgresql" not in selected_backends(config):
+        keep, drop = [], []
+        for item in items:
+            needs_pg = PG_FIXTURES & set(getattr(item, "fixturenames", ()))
+            (drop if needs_pg else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+    default_timeout = float(config.getini("timeout") or 0)
+    items.sort(key=lambda item: start_order(item, default_timeout))  # stable: files stay whole
+
+
+# The lanes that start processes, real clients or a browser: seconds per test, not milliseconds.
+LONG_LANES = ("e2e", "slow", "browser")
+
+
+def start_order(item: pytest.Item, default_timeout: float) -> tuple[int, float]:
+    """When a test should start: first those that declare a longer timeout than the default
+    (the longest first: a venv and a pip install, the reliability soak, five server runs
+    with the model…), then the other tests of the long lanes, then the fast ones. Parallel
+    workers take tests in this order, so the run ends on short tests, whatever the machine."""
+    marker = item.get_closest_marker("timeout")
+    declared = float(marker.args[0]) if marker and marker.args else 0.0
+    if declared > default_timeout:
+        return (0, -declared)
+    if any(item.get_closest_marker(lane) for lane in LONG_LANES):
+        return (1, 0.0)
+    return (2, 0.0)
 
 
 @pytest.fixture(autouse=True)
@@ -198,14 +228,39 @@ def copies_the_web_world() -> None:
 
 @pytest.fixture
 def world(
-    copies_the_web_world: None, runtime: Runtime, db_kind: str, request: pytest.FixtureRequest
+    copies_the_web_world: None,
+    runtime: Runtime,
+    settings: Settings,
+    db_kind: str,
+    request: pytest.FixtureRequest,
 ) -> WebWorld:
     """A memory with something on every profile page. On PostgreSQL the test's database is
-    already a copy of ``pg_world`` (see ``pg_url``), so only the ids are handed back."""
+    already a copy of ``pg_world`` (see ``pg_url``), so only the ids are handed back; on
+    SQLite the file is a copy of ``sqlite_world``'s, unless the test opened its database
+    before (then the world is written into it)."""
     if db_kind == "postgresql":
         seeded: tuple[str, WebWorld] = request.getfixturevalue("pg_world")
         return seeded[1]
-    return seed_world(runtime.store)
+    if Path(settings.db_path).exists():
+        return seed_world(runtime.store)
+    source, ids = request.getfixturevalue("sqlite_world")
+    settings.db_path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, settings.db_path)  # closed: no WAL beside it
+    return ids
+
+
+@pytest.fixture(scope="session")
+def sqlite_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, WebWorld]:
+    """A SQLite file holding ``seed_world``'s memory, made once per worker (~500 writes) and
+    copied by each test that asks for ``world``. Returns its path and the world's ids."""
+    path = tmp_path_factory.mktemp("sqlite-world") / "memory.db"
+    rt = Runtime(Settings(db_path=path, db_url=None, user="alice"))
+    try:
+        seeded = seed_world(rt.store)
+    finally:
+        rt.close()
+    assert not Path(f"{path}-wal").exists()  # checkpointed on close: the file is whole
+    return path, seeded
 
 
 @pytest.fixture(scope="session")

@@ -73,6 +73,13 @@ def pg_server_url() -> Iterator[str]:
 
     folder = tempfile.mkdtemp(prefix="bigmind-pg-")
     server = pgserver.get_server(folder, cleanup_mode="delete")
+    with _admin(server.get_uri()) as conn:
+        # A server for this run only, never crashed by a test (the kill tests kill BigMind, not
+        # PostgreSQL): nothing need wait for the disk. Each test's CREATE and DROP DATABASE and
+        # every commit then cost CPU only, not a flush each.
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {setting} = off")
+        conn.execute("SELECT pg_reload_conf()")
     _make_app_role(server.get_uri())
     yield server.get_uri()
     server.cleanup()
@@ -101,14 +108,22 @@ def make_database(server_url: str, template: str) -> str:
     return name
 
 
+# A test that asks for one of these (marker) fixtures gets a copy of a seeded database rather
+# than an empty one: the session fixture named beside it returns (database name, ids…).
+SEEDED = {
+    "copies_the_web_world": "pg_world",  # conftest: the profile-page ``world``
+    "copies_the_privacy_world": "pg_privacy_world",  # tests/test_privacy.py
+}
+
+
 @pytest.fixture
 def pg_url(pg_server_url: str, pg_template: str, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A fresh, migrated database for one test; dropped afterwards. A test that uses the
-    profile-page ``world`` fixture gets a copy of the seeded world instead (conftest's
-    ``pg_world``)."""
+    """A fresh, migrated database for one test; dropped afterwards. A test that asks for a
+    marker of :data:`SEEDED` gets a copy of that seeded database instead."""
     template = pg_template
-    if "copies_the_web_world" in request.fixturenames:
-        template = request.getfixturevalue("pg_world")[0]
+    for marker, seeded in SEEDED.items():
+        if marker in request.fixturenames:
+            template = request.getfixturevalue(seeded)[0]
     name = make_database(pg_server_url, template)
     yield app_database(pg_server_url, name)
     with _admin(pg_server_url) as conn:

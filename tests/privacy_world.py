@@ -8,11 +8,12 @@ import re
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
@@ -20,6 +21,7 @@ from mcp_calls import Cli, call
 
 from bigmind.config import Settings
 from bigmind.mcp.server import build_server
+from bigmind.memory import transfer
 from bigmind.memory.users import set_role
 from bigmind.models import ts_ago
 from bigmind.runtime import Runtime
@@ -57,19 +59,28 @@ class Alice:
 
 @dataclass
 class World:
-    alice: Cli
     bob: Cli
     alice_rt: Runtime
     bob_rt: Runtime
     tmp: Path
     exits: list[int]
     exited: threading.Event
+    clients: AsyncExitStack  # alice's client, once opened
     a: Alice = field(default_factory=Alice)
     bob_session: str = ""
     bob_fact: int = 0
     bob_chunk: int = 0
     called: set[str] = field(default_factory=set)
     _n: int = 0
+    _alice: Cli | None = None
+
+    async def alice(self) -> Cli:
+        """Alice's client, her server built on first use: building a server is most of a
+        world's start, and most of bob's cases never call her tools."""
+        if self._alice is None:
+            server = build_server(self.alice_rt.settings, self.alice_rt)
+            self._alice = await self.clients.enter_async_context(Client(server))
+        return self._alice
 
     def forbidden(self) -> list[str]:
         return [MARKER, PENDING, self.a.closed, self.a.open]
@@ -136,13 +147,25 @@ def new_sid() -> str:
     return str(uuid.uuid4())
 
 
+@dataclass(frozen=True)
+class Seed:
+    """The ids of a world already written to a database, for the copies of that database."""
+
+    a: Alice
+    bob_session: str
+    bob_fact: int
+    bob_chunk: int
+
+
 @asynccontextmanager
 async def open_world(
-    settings_for: Settings_for, tmp: Path, model: Path | None = None
+    settings_for: Settings_for, tmp: Path, model: Path | None = None, seed: Seed | None = None
 ) -> AsyncIterator[World]:
     """Alice's and bob's servers (team mode) on one database; bob's session opens first (so a
     diff since it would cover all of alice's writes), then alice fills her memory. With a
-    ``model``, both embed in the background as the real server does."""
+    ``model``, both embed in the background as the real server does. With a ``seed``, the
+    database is a copy of one already filled so (see :func:`fill_seed`): the servers start on
+    it and nothing is written."""
     exits: list[int] = []
     exited = threading.Event()
 
@@ -156,15 +179,36 @@ async def open_world(
     a_rt = Runtime(s_a, exit_process=fake_exit, background=model is not None)
     b_rt = Runtime(s_b, exit_process=fake_exit, background=model is not None)
     try:
-        set_role(a_rt.store.db, "alice", "admin")  # `bigmind user set-role`; bob is a member
-        async with Client(build_server(s_a, a_rt)) as alice, Client(build_server(s_b, b_rt)) as bob:
-            w = World(alice, bob, a_rt, b_rt, tmp, exits, exited)
-            await _bob_baseline(w)
-            await _fill_alice(w)
+        if seed is None:
+            set_role(a_rt.store.db, "alice", "admin")  # `bigmind user set-role`; bob is a member
+        async with AsyncExitStack() as clients, Client(build_server(s_b, b_rt)) as bob:
+            w = World(bob, a_rt, b_rt, tmp, exits, exited, clients)
+            if seed is None:
+                await _bob_baseline(w)
+                await _fill_alice(w)
+            else:
+                w.a = replace(seed.a)
+                w.bob_session, w.bob_fact, w.bob_chunk = (
+                    seed.bob_session,
+                    seed.bob_fact,
+                    seed.bob_chunk,
+                )
             yield w
     finally:
         a_rt.close()
         b_rt.close()
+
+
+def fill_seed(settings_for: Settings_for, tmp: Path) -> Seed:
+    """Fill the database of ``settings_for`` as :func:`open_world` does, once, for copies:
+    the ~40 tool calls are most of a privacy test's time, a copy of the file or of the
+    PostgreSQL database a fraction of it. Returns the ids every copy shares."""
+
+    async def fill() -> Seed:
+        async with open_world(settings_for, tmp) as w:
+            return Seed(replace(w.a), w.bob_session, w.bob_fact, w.bob_chunk)
+
+    return anyio.run(fill)
 
 
 def embedded(w: World) -> None:
@@ -188,7 +232,7 @@ async def _bob_baseline(w: World) -> None:
 
 
 async def _fill_alice(w: World) -> None:
-    a, cl = w.a, w.alice
+    a, cl = w.a, await w.alice()
     a.uid = w.alice_rt.store.uid
     _, s = await call(cl, "memory_start_session", ide_hint="vscode")
     a.closed = s["session_id"]
@@ -368,9 +412,9 @@ PRIVATE_TABLES = (
 
 
 async def alice_snapshot(w: World) -> dict[str, Any]:
-    """Every private row of alice's, all columns, through her own memory_export."""
-    _, out = await call(w.alice, "memory_export", output_path=w.path("alice-snapshot.json").name)
-    data = json.loads(Path(out["path"]).read_text(encoding="utf-8"))
+    """Every private row of alice's, all columns, as her memory_export writes them (its
+    ``export_data``, as JSON), read on her side of the database."""
+    data = json.loads(json.dumps(transfer.export_data(w.alice_rt.store), ensure_ascii=False))
     return {k: data[k] for k in PRIVATE_TABLES}
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 from model_fixture import EXPORT_TIMEOUT_S, export_of_this_run, run_export
 
 from bigmind import __version__
@@ -19,6 +20,13 @@ BIGMIND = Path(sys.executable).parent / "bigmind"
 
 
 def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The command in this process, with BIGMIND_* settings from ``env`` only."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
+    return run_cli(*args, env=clean, **env)
+
+
+def run_process(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The installed executable, with BIGMIND_* settings from ``env`` only."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")} | env
     return subprocess.run(
         [str(BIGMIND), *args], capture_output=True, text=True, env=full, timeout=60
@@ -57,6 +65,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out) == {"version": __version__}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("given", "used"), [(None, "1"), ("2", "2")])
 def test_the_command_holds_openblas_to_one_thread_unless_told(given: str | None, used: str) -> None:
     """Before numpy loads: a second BLAS thread waking on a busy machine was a search's tail."""
@@ -99,6 +108,21 @@ def test_unusable_db_path_names_the_setting(tmp_path: Path) -> None:
     assert "BIGMIND_DB_PATH" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.e2e
+def test_the_executable_exits_with_the_code_and_the_one_line_of_the_command(
+    tmp_path: Path,
+) -> None:
+    """What the tests above see in this process, the installed executable does: main's exit
+    code is the process's, and its one line is all there is on stderr."""
+    r = run_process("context", BIGMIND_MODE="galactic", BIGMIND_DB_PATH=str(tmp_path / "m.db"))
+    assert r.returncode == run("context", BIGMIND_MODE="galactic").returncode != 0
+    assert r.stdout == "" and r.stderr.startswith("bigmind: Invalid setting BIGMIND_MODE")
+    assert len(r.stderr.strip().splitlines()) == 1
+    (tmp_path / "file").write_text("x")
+    r = run_process("context", BIGMIND_DB_PATH=str(tmp_path / "file" / "m.db"))
+    assert r.returncode == 5 and "BIGMIND_DB_PATH" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_export_then_import_on_the_command_line(tmp_path: Path) -> None:
     env = {"BIGMIND_DB_PATH": str(tmp_path / "a.db"), "BIGMIND_USER": "carol"}
     from bigmind.storage.connect import connect
@@ -132,6 +156,7 @@ def test_export_then_import_on_the_command_line(tmp_path: Path) -> None:
     assert r.returncode == 2 and "not a BigMind export" in r.stderr
 
 
+@pytest.mark.e2e
 def test_progress_is_drawn_on_a_terminal_only(tmp_path: Path) -> None:
     """stderr on a real pseudo-terminal gets the bar; the pipes above got none."""
     import pty
@@ -228,6 +253,7 @@ def test_model_export_writes_a_loadable_model(tmp_path: Path, model_dir: Path) -
     assert not again.exists()
 
 
+@pytest.mark.e2e
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     # `true` exits before bigmind writes a byte: its first print meets a closed pipe.
     script = f"'{BIGMIND}' install --client all --dry-run --project '{tmp_path}' | true"

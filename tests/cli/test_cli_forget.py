@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_cli
 
 from bigmind.cli.main import main
 from bigmind.memory import correct, focus, journal, people
 from bigmind.storage.store import Store
 
-BIGMIND = Path(sys.executable).parent / "bigmind"
 TOKEN = "orbit-ZQ7xAbCdEf-kite"  # a marker, not a secret: secrets never reach storage
 
 
@@ -138,9 +135,7 @@ def test_purge_yes_and_json(
 def test_bad_input_is_one_line_and_an_exit_code(
     seeded: dict[str, Any], args: tuple[str, ...], code: int, says: str
 ) -> None:
-    r = subprocess.run(
-        [str(BIGMIND), *args], capture_output=True, text=True, env=dict(os.environ), timeout=60
-    )
+    r = run_cli(*args)
     assert r.returncode == code, r.stderr
     assert r.stdout == "" and r.stderr.startswith("bigmind: ") and says in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr

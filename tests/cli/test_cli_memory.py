@@ -1,27 +1,25 @@
 """`bigmind search`, `recall`, `stats` and `user` on a seeded temporary database.
 
-Most tests call ``bigmind.cli.main.main`` in-process (the conftest points BIGMIND_DB_PATH at a
-temp file and sets BIGMIND_USER=alice); the error-path tests run the real executable to see
-exactly what a user sees: one line on stderr, an exit code, no traceback.
+The tests call ``bigmind.cli.main.main`` in-process (the conftest points BIGMIND_DB_PATH at a
+temp file and sets BIGMIND_USER=alice); the error-path tests look at exactly what a user sees,
+through ``cli_run.run_cli``: one line on stderr, an exit code, no traceback (that the
+executable exits with main's code is tests/test_cli.py's, in a real process).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_cli
 
 from bigmind.cli.main import main
 from bigmind.errors import Forbidden, InvalidInput, NotFound
 from bigmind.memory import journal, savings, users
 from bigmind.storage.store import Store
-
-BIGMIND = Path(sys.executable).parent / "bigmind"
 
 
 @pytest.fixture
@@ -57,11 +55,8 @@ def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
 
 
 def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """The installed executable, with the test's BIGMIND_* settings (from the conftest)."""
-    full = dict(os.environ) | env
-    return subprocess.run(
-        [str(BIGMIND), *args], capture_output=True, text=True, env=full, timeout=60
-    )
+    """The command, with the test's BIGMIND_* settings (from the conftest) and ``env``."""
+    return run_cli(*args, **env)
 
 
 def assert_one_line_error(r: subprocess.CompletedProcess[str], code: int, text: str) -> None:

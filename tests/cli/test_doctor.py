@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_cli
 from pg_fixture import with_database
 
 from bigmind.cli.doctor import MARKS
@@ -25,7 +26,6 @@ from bigmind.storage.pg import redact
 from bigmind.storage.store import Store
 from bigmind.web.profile_server import profile_server
 
-BIGMIND = Path(sys.executable).parent / "bigmind"
 PG_CHECKS = [
     "python",
     "postgresql",
@@ -540,13 +540,7 @@ def test_the_command_keeps_stdout_for_json(tmp_path: Path, db_url: str | None) -
     env |= {"BIGMIND_DB_PATH": str(tmp_path / "m.db"), "BIGMIND_EMBED_MODEL": "off"}
     if db_url is not None:
         env["BIGMIND_DB_URL"] = db_url
-    r = subprocess.run(
-        [str(BIGMIND), "doctor", "--quick", "--json", "--project", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    r = run_cli("doctor", "--quick", "--json", "--project", str(tmp_path), env=env)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["ok"] is True
     assert not (tmp_path / "m.db").exists()

@@ -12,14 +12,20 @@ from pathlib import Path
 
 import apsw
 import pytest
+from cli_run import run_hook
 from mcp_calls import BIGMIND
 
 from bigmind.cli.hooks import FENCE_OPEN, HOOK_DEADLINE_S, auto_one_liner, first_prompt
+from bigmind.cli.main import main
 from bigmind.storage.pg import WRITE_LOCK_KEY
 from bigmind.storage.store import Store
 
+hook = run_hook  # in this process: see mcp_calls.run_hook
 
-def hook(*args: str, event: dict[str, object] | None = None) -> subprocess.CompletedProcess[str]:
+
+def hook_process(
+    *args: str, event: dict[str, object] | None = None
+) -> subprocess.CompletedProcess[str]:
     # No assertion on how long a hook takes (that flakes on a loaded machine): the deadline is
     # the watchdog's job (HOOK_DEADLINE_S), and the tests check that it fires and what it says.
     return subprocess.run(
@@ -91,16 +97,18 @@ def test_hooks_fail_open_when_the_database_is_locked(
             assert "hook skipped" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.e2e
 def test_hooks_fail_open_when_the_database_cannot_exist(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "file").write_text("x")
     monkeypatch.setenv("BIGMIND_DB_PATH", str(tmp_path / "file" / "memory.db"))
-    r = hook("context")
+    r = hook_process("context")
     assert r.returncode == 0 and r.stdout == "" and "BIGMIND_DB_PATH" in r.stderr
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.e2e
 def test_a_hook_whose_stdin_never_closes_is_ended_by_its_watchdog() -> None:
     with subprocess.Popen(
         [str(BIGMIND), "context", "--hook"],
@@ -166,18 +174,14 @@ def test_without_a_session_line_the_end_hook_closes_what_opened_since_its_start(
     assert not (db_path.parent / "hooks" / "claude-cc-5.json").exists()
 
 
-def test_close_on_the_command_line(store: Store) -> None:
+def test_close_on_the_command_line(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
     a = store.start_session("x").session.id
-    r = subprocess.run(
-        [str(BIGMIND), "close", "--json"], capture_output=True, text=True, timeout=30
-    )
-    assert r.returncode == 0 and json.loads(r.stdout) == {"closed": [a]}
-    r = subprocess.run([str(BIGMIND), "close"], capture_output=True, text=True, timeout=30)
-    assert r.stdout.strip() == "No open sessions to close."
-    r = subprocess.run(
-        [str(BIGMIND), "close", "--session", "nope"], capture_output=True, text=True, timeout=30
-    )
-    assert r.returncode == 3 and "Traceback" not in r.stderr
+    assert main(["close", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"closed": [a]}
+    assert main(["close"]) == 0
+    assert capsys.readouterr().out.strip() == "No open sessions to close."
+    assert main(["close", "--session", "nope"]) == 3
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_first_prompt_and_one_liner_from_a_transcript() -> None:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_calls import BIGMIND
+from cli_run import run_cli
 
 from bigmind.cli import clients, edits
 from bigmind.cli.install import SKIPPED, UNCHANGED, apply, plan
@@ -37,9 +37,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIGMIND), *args], capture_output=True, text=True, timeout=60, cwd=cwd
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 def snapshot(*roots: Path) -> dict[str, bytes]:

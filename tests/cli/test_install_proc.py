@@ -36,6 +36,7 @@ def _env(home: Path) -> dict[str, str]:
     skip = ("BIGMIND_", "VIRTUAL_ENV", "PYTHONPATH")
     env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
     env.update(HOME=str(home), PYTHON=sys.executable, XDG_CONFIG_HOME=str(home / ".config"))
+    env.setdefault("PIP_NO_COMPILE", "1")
     env.setdefault("PIP_CACHE_DIR", str(real_home / ".cache" / "pip"))
     for conf in (real_home / ".config" / "pip" / "pip.conf", real_home / ".pip" / "pip.conf"):
         if conf.is_file() and "PIP_CONFIG_FILE" not in env:

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp_calls import BIGMIND
+from cli_run import run_cli
 from test_install import HAND_MCP
 from test_install import run as bigmind
 
@@ -33,9 +33,7 @@ def run(
     env = {k: v for k, v in os.environ.items() if k != var}
     if token is not None:
         env[var] = token
-    return subprocess.run(
-        [str(BIGMIND), "install", *args], capture_output=True, text=True, timeout=60, env=env
-    )
+    return run_cli("install", *args, env=env)
 
 
 def files(*roots: Path) -> dict[str, str]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 from mcp_calls import Cli, refused
 from starlette.testclient import TestClient
 from web_world import WebWorld, csrf_of
@@ -19,16 +19,12 @@ from bigmind.errors import NotFound
 from bigmind.runtime import Runtime
 from bigmind.storage.connect import open_database
 
-BIGMIND = Path(sys.executable).parent / "bigmind"
 TOOL_WORDS = re.compile(r"memory_\w+|\w+=|session_id|output_path|input_path|overwrite=True")
 
 
 def bigmind(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
-    env |= {"BIGMIND_DB_PATH": str(db), "BIGMIND_USER": "carol"}
-    return subprocess.run(
-        [str(BIGMIND), *args], capture_output=True, text=True, env=env, timeout=60
-    )
+    return run_cli(*args, env=env, BIGMIND_DB_PATH=str(db), BIGMIND_USER="carol")
 
 
 def test_a_hint_follows_the_message_on_its_own_surface_only() -> None:

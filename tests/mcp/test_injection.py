@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import unicodedata
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -24,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_hook
 from fastmcp import Client
-from mcp_calls import BIGMIND, Cli, call, serve_env
+from mcp_calls import Cli, call, serve_env
 
 from bigmind.cli.hooks import FENCE_CLOSE, FENCE_OPEN
 from bigmind.config import Settings
@@ -273,12 +273,9 @@ async def render_everything(c: Cli, ids: dict[str, Any]) -> dict[str, str]:
 
 
 def hook_output(settings: Settings) -> str:
-    done = subprocess.run(
-        [str(BIGMIND), "context", "--hook"],
-        input=json.dumps({"session_id": "cc-1", "hook_event_name": "SessionStart"}),
-        capture_output=True,
-        text=True,
-        timeout=60,
+    done = run_hook(
+        "context",
+        event={"session_id": "cc-1", "hook_event_name": "SessionStart"},
         env=serve_env(settings),
     )
     assert done.returncode == 0 and "hook skipped" not in done.stderr, done.stderr

@@ -8,8 +8,9 @@ import subprocess
 from collections.abc import Callable, Iterator
 
 import pytest
+from cli_run import run_cli
 from fastmcp import Client
-from mcp_calls import BIGMIND, call, serve_env
+from mcp_calls import call, serve_env
 from secret_corpus import Fakes
 from starlette.testclient import TestClient
 from web_world import WEB_BASE, csrf_of
@@ -264,10 +265,7 @@ async def test_the_tool_answers_who_worked_on_a_topic(
 
 
 def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    env = serve_env(settings, BIGMIND_MODE="team")
-    return subprocess.run(
-        [str(BIGMIND), "directory", *args], env=env, capture_output=True, text=True, timeout=60
-    )
+    return run_cli("directory", *args, env=serve_env(settings, BIGMIND_MODE="team"))
 
 
 def test_the_command_lists_answers_and_hides(

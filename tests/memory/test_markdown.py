@@ -5,13 +5,12 @@ like) into project facts; `bigmind mirror` writes the project's memory to a Mark
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_cli
 from fastmcp import Client
 from mcp_calls import call
 from model_fixture import ready
@@ -24,7 +23,6 @@ from bigmind.memory import correct, handwritten, mirror
 from bigmind.runtime import Runtime
 from bigmind.storage.store import Store
 
-BIGMIND = Path(sys.executable).parent / "bigmind"
 KEY = Fakes(31).make("aws-access-key")[0]
 
 CLAUDE_MD = f"""---
@@ -205,11 +203,8 @@ def test_a_pull_refuses_a_file_it_did_not_write(store: Store, tmp_path: Path) ->
 
 # -- the commands, as a person runs them -------------------------------------------------------
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    """The installed executable with the test's settings (the conftest's environment)."""
-    env = dict(os.environ) | {"BIGMIND_EMBED_MODEL": "off"}
-    return subprocess.run(
-        [str(BIGMIND), *args], capture_output=True, text=True, env=env, timeout=60
-    )
+    """The command with the test's settings (the conftest's environment)."""
+    return run_cli(*args, BIGMIND_EMBED_MODEL="off")
 
 
 def run_json(*args: str) -> Any:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_calls import BIGMIND, Cli, call
+from cli_run import run_hook
+from mcp_calls import Cli, call
 from rest_client import api_as
 from secret_corpus import Fakes, database_text, seed_raw
 
@@ -409,13 +409,7 @@ def test_the_session_end_hook_redacts_the_first_prompt(store: Store, tmp_path: P
         {"type": "assistant", "message": {"content": f"🧠 BigMind Session: `{sid}`"}},
     ]
     path.write_text("\n".join(json.dumps(e) for e in lines) + "\n")
-    r = subprocess.run(
-        [str(BIGMIND), "close", "--hook"],
-        input=json.dumps({"transcript_path": str(path), "reason": "exit"}),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    r = run_hook("close", event={"transcript_path": str(path), "reason": "exit"})
     assert r.returncode == 0 and REPORTED in r.stderr, r.stderr
     line = store.get_session(sid).one_liner
     assert line.startswith("[auto-closed] x") and " use [REDA" in line  # cut after redaction

@@ -296,6 +296,7 @@ def test_batches_hold_few_tokens_and_little_padding() -> None:
 # --- export -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a whole export: the 90 MB graph built, checked and quantised (~5 s of CPU)
 @pytest.mark.timeout(180)  # quantising alone is ~2.5 s of CPU; 60+ s when busy
 def test_reexport_replaces_an_earlier_export(tmp_path: Path, model_dir: Path) -> None:
     from bigmind.search.modelfiles import export_model

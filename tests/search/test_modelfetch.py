@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import run_cli
 from conftest import free_port
 from fastmcp import Client
 from mcp_calls import call
@@ -296,11 +297,11 @@ def test_two_fetches_at_once_download_once(mirror: Mirror, home: Path) -> None:
 
 # -- the command line --------------------------------------------------------------------------
 def bigmind(*args: str, home: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The command in this process (the download's own code; only the terminal's progress bar
+    below needs the real executable), with BIGMIND_* settings from ``env`` only."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
-    full |= {"HOME": str(home.parent / "user-home"), "BIGMIND_HOME": str(home)} | env
-    return subprocess.run(
-        [str(BIGMIND), *args], capture_output=True, text=True, env=full, timeout=120
-    )
+    full |= {"HOME": str(home.parent / "user-home"), "BIGMIND_HOME": str(home)}
+    return run_cli(*args, env=full, **env)
 
 
 def one_line(r: subprocess.CompletedProcess[str]) -> str:
@@ -325,6 +326,7 @@ def test_the_command_fetches_into_bigmind_home(mirror: Mirror, home: Path) -> No
     assert r.returncode == 0 and "already in" in r.stdout
 
 
+@pytest.mark.e2e
 def test_a_terminal_gets_a_progress_bar_in_megabytes(mirror: Mirror, home: Path) -> None:
     import pty
 

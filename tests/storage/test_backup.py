@@ -8,26 +8,22 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 from mcp_calls import send, spawn_serve
 
 from bigmind.storage.connect import connect
 from bigmind.storage.store import Store
 
 pytestmark = pytest.mark.sqlite_only  # a SQLite file and its WAL
-BIGMIND = Path(sys.executable).parent / "bigmind"
 
 
 def bigmind(*args: str, db: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
-    full |= {"BIGMIND_DB_PATH": str(db), "BIGMIND_USER": "alice", **env}
-    return subprocess.run(
-        [str(BIGMIND), *args], capture_output=True, text=True, env=full, timeout=120
-    )
+    return run_cli(*args, env=full, BIGMIND_DB_PATH=str(db), BIGMIND_USER="alice", **env)
 
 
 def facts_in(path: Path) -> set[str]:

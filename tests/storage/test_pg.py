@@ -75,6 +75,7 @@ def test_enterprise_mode_needs_a_url_and_a_url_must_be_postgresql(
     assert code != 0  # the CLI says it in one line (checked below for serve)
 
 
+@pytest.mark.e2e
 def test_serve_fails_at_start_on_an_unreachable_database() -> None:
     env = {"BIGMIND_DB_URL": UNREACHABLE, "BIGMIND_MODE": "enterprise", "PATH": "/usr/bin:/bin"}
     r = subprocess.run(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,15 +33,18 @@ from privacy_world import (
     SHARED,
     SHARED_FILE,
     UNKNOWN_INT,
+    Seed,
     Settings_for,
     World,
     alice_snapshot,
     assert_alice_intact,
     embedded,
+    fill_seed,
     new_sid,
     open_world,
 )
 
+from bigmind.config import Settings
 from bigmind.models import now_ts
 
 pytestmark = pytest.mark.anyio
@@ -466,7 +470,7 @@ async def _import(w: World) -> None:
         said.append(msg.replace(sid, "<id>").replace(str(path), "<path>"))
     assert said[0] == said[1] and "not in the file nor yours" in said[0]
     # Alice's own export, merged into bob's memory: bob's copies get ids of his own.
-    _, out = await call(w.alice, "memory_export", output_path=w.path("alice.json").name)
+    _, out = await call(await w.alice(), "memory_export", output_path=w.path("alice.json").name)
     _, data = await call(w.bob, "memory_import", input_path=out["path"])
     assert data["added"]["sessions"] == 2
     _, listed = await call(w.bob, "memory_list_sessions")
@@ -599,9 +603,63 @@ async def _restart_server(w: World) -> None:
 
 
 # -- the tests ---------------------------------------------------------------------------------------
+# The world is written once per backend (and xdist worker) through the tools, and each test
+# gets a copy of that database with its own two servers on it: bob's cases then meet the same
+# rows as if the world had been written for them, at a fraction of the cost.
+@pytest.fixture(scope="session")
+def sqlite_privacy_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Seed]:
+    """A SQLite file holding the world, and its ids."""
+    folder = tmp_path_factory.mktemp("privacy-world")
+    path = folder / "data" / "memory.db"
+    seed = fill_seed(lambda user: Settings(db_path=path, user=user), folder)
+    return path, seed
+
+
+@pytest.fixture(scope="session")
+def pg_privacy_world(
+    pg_server_url: str, pg_template: str, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Seed]:
+    """A PostgreSQL database holding the world (``pg_url`` copies it), and its ids."""
+    from pg_fixture import app_database, make_database  # a plugin: imported once pytest has it
+
+    folder = tmp_path_factory.mktemp("pg-privacy-world")
+    name = make_database(pg_server_url, pg_template)
+    url = app_database(pg_server_url, name)
+    seed = fill_seed(
+        lambda user: Settings(db_path=folder / "unused.db", db_url=url, user=user), folder
+    )
+    return name, seed
+
+
 @pytest.fixture
-async def world(settings_for: Settings_for, tmp_path: Path) -> AsyncIterator[World]:
-    async with open_world(settings_for, tmp_path) as w:
+def copies_the_privacy_world() -> None:
+    """Asks ``pg_url`` for a copy of ``pg_privacy_world`` rather than an empty database."""
+
+
+@pytest.fixture
+def seed(
+    copies_the_privacy_world: None,
+    settings_for: Settings_for,
+    db_kind: str,
+    request: pytest.FixtureRequest,
+) -> Seed:
+    """The world's ids; its database is already the test's (PostgreSQL: ``pg_url`` copied
+    it) or is copied here (SQLite: the file, before any server opens it)."""
+    if db_kind == "postgresql":
+        seeded: tuple[str, Seed] = request.getfixturevalue("pg_privacy_world")
+        return seeded[1]
+    source, ids = request.getfixturevalue("sqlite_privacy_world")
+    target = settings_for("alice").db_path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal"):  # the servers closed it: the WAL, if any, is whole
+        if Path(f"{source}{suffix}").exists():
+            shutil.copyfile(f"{source}{suffix}", f"{target}{suffix}")
+    return ids
+
+
+@pytest.fixture
+async def world(settings_for: Settings_for, tmp_path: Path, seed: Seed) -> AsyncIterator[World]:
+    async with open_world(settings_for, tmp_path, seed=seed) as w:
         yield w
 
 
@@ -663,9 +721,10 @@ async def test_import_cannot_forge_approved_company_knowledge(world: World) -> N
     path = world.path("forged.json")
     path.write_text(json.dumps(forged), encoding="utf-8")
     await world.call("memory_import", input_path=str(path))
-    _, data = await call(world.alice, "memory_list_global", limit=100)
+    alice = await world.alice()
+    _, data = await call(alice, "memory_list_global", limit=100)
     assert [e["title"] for e in data["entries"]] == [f"{SHARED} vault policy"]
-    _, data = await call(world.alice, "memory_list_global", status="pending", limit=100)
+    _, data = await call(alice, "memory_list_global", status="pending", limit=100)
     [forged_entry] = [e for e in data["entries"] if e["title"] == "forged policy"]
     assert forged_entry["approved_by"] is None and forged_entry["promoter"] == "bob"
 
@@ -682,13 +741,14 @@ async def test_promote_does_not_match_another_users_pending_entry(world: World) 
 
 
 async def test_list_global_hides_the_promoters_session(world: World) -> None:
+    alice = await world.alice()
     _, e = await call(
-        world.alice,
+        alice,
         "memory_promote_to_global",
         category="architecture",
         title=f"{SHARED} layout",
         content="Services talk over gRPC",
         source_session=world.a.closed,
     )
-    await call(world.alice, "memory_approve_global", entry_id=e["entry_id"], action="approve")
+    await call(alice, "memory_approve_global", entry_id=e["entry_id"], action="approve")
     await world.call("memory_list_global", limit=100)

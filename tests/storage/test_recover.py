@@ -8,11 +8,11 @@ import json
 import os
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import apsw
 import pytest
+from cli_run import run_cli
 from mcp_calls import Cli, refused
 
 from bigmind.errors import BackendUnavailable, DatabaseDamaged
@@ -24,17 +24,13 @@ from bigmind.storage.sqlite_recover import recover
 from bigmind.storage.store import Store
 
 pytestmark = pytest.mark.sqlite_only  # the recovery of a SQLite file
-BIGMIND = Path(sys.executable).parent / "bigmind"
 FACTS = 200
 PAGE = 4096
 
 
 def bigmind(*args: str, db: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("BIGMIND_")}
-    full |= {"BIGMIND_DB_PATH": str(db), "BIGMIND_USER": "alice", **env}
-    return subprocess.run(
-        [str(BIGMIND), *args], capture_output=True, text=True, env=full, timeout=120
-    )
+    return run_cli(*args, env=full, BIGMIND_DB_PATH=str(db), BIGMIND_USER="alice", **env)
 
 
 def make_memory(path: Path) -> None:

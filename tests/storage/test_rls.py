@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from mcp_calls import BIGMIND
+from cli_run import run_cli
 from privacy_world import MARKER, PENDING, Settings_for, World, embedded, open_world
 
 from bigmind.errors import Forbidden
@@ -215,12 +215,8 @@ def test_the_first_admin_is_makeable_by_anyone_who_reaches_the_database(
 
 
 def _cli(*args: str, user: str, url: str) -> subprocess.CompletedProcess[str]:
-    import os
 
-    env = os.environ | {"BIGMIND_USER": user, "BIGMIND_DB_URL": url}
-    return subprocess.run(
-        [str(BIGMIND), *args], capture_output=True, text=True, env=env, timeout=120, check=False
-    )
+    return run_cli(*args, BIGMIND_USER=user, BIGMIND_DB_URL=url)
 
 
 def test_the_cli_administers_as_bigmind_user(alice: Store, pg_url: str) -> None:

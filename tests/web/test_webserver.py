@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_cli
 from conftest import free_port
 from fastmcp import Client
 from mcp_calls import BIGMIND, call, send, spawn_serve
@@ -148,9 +149,7 @@ def test_bigmind_web_serves_until_interrupted_and_a_second_one_points_to_it(
 
 
 def test_bigmind_web_rejects_a_bad_port(tmp_path: Path) -> None:
-    r = subprocess.run(
-        [str(BIGMIND), "web", "--port", "70000"], capture_output=True, text=True, timeout=60
-    )
+    r = run_cli("web", "--port", "70000")
     assert r.returncode == 2 and "--port must be 1–65535" in r.stderr
 
 
