@@ -24,7 +24,9 @@ from bigmind.memory.claims import CONFLICT, DUPLICATE, SUPERSEDES, judge
 from bigmind.search.embedder import OnnxEmbedder
 from bigmind.search.vectors import fact_embedding_text
 
-PAIRS = json.loads((Path(__file__).parents[1] / "fixtures" / "fact_pairs.json").read_text())["pairs"]
+PAIRS = json.loads((Path(__file__).parents[1] / "fixtures" / "fact_pairs.json").read_text())[
+    "pairs"
+]
 
 
 @dataclass(frozen=True)
